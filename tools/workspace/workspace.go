@@ -1,0 +1,277 @@
+// Package workspace confines file access to one directory tree.
+//
+// Every file tool, and bash's working directory, resolve the paths the model
+// gives through a Workspace. Access goes through an os.Root, so the kernel
+// refuses to follow anything out of the tree even if the tree changes between
+// a check and a use. On top of that, Resolve walks a path one component at a
+// time so that it can explain refusals (a `..` that climbs out, a symlink
+// that points out, a dangling symlink, a denied sub-path) and so that denied
+// sub-paths cannot be reached through a symlink either.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/ruleagent/ruleagent/tools"
+)
+
+// MaxPathLen bounds the length of a path the model may give.
+const MaxPathLen = 4096
+
+// maxLinkHops bounds symlink resolution, as the kernel's ELOOP does.
+const maxLinkHops = 40
+
+// Options tune a Workspace.
+type Options struct {
+	// Deny lists workspace-relative paths (files or directories) that tools
+	// may neither read, write nor list. A denied directory denies all of its
+	// contents. Listings and searches skip them silently.
+	Deny []string
+}
+
+// Workspace is one confined directory tree. It is safe for concurrent use.
+type Workspace struct {
+	dir     string // as configured, absolute and clean
+	realDir string // dir with symlinks resolved
+	root    *os.Root
+	deny    []string // clean, slash-separated, relative
+}
+
+// Open opens the workspace at dir, creating the directory if it does not
+// exist. A relative dir is taken from the process's working directory.
+func Open(dir string, opts Options) (*Workspace, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	w := &Workspace{dir: abs, realDir: real, root: root}
+	for _, d := range opts.Deny {
+		c := path.Clean(filepath.ToSlash(strings.TrimSpace(d)))
+		c = strings.TrimPrefix(c, "/")
+		if c == "" || c == "." || c == ".." || strings.HasPrefix(c, "../") {
+			root.Close()
+			return nil, fmt.Errorf("workspace: deny entry %q must be a path inside the workspace", d)
+		}
+		w.deny = append(w.deny, c)
+	}
+	return w, nil
+}
+
+// Dir is the workspace directory, absolute.
+func (w *Workspace) Dir() string { return w.dir }
+
+// Root is the os.Root every access goes through.
+func (w *Workspace) Root() *os.Root { return w.root }
+
+// Close releases the root.
+func (w *Workspace) Close() error { return w.root.Close() }
+
+// Abs returns the absolute path of a workspace-relative path.
+func (w *Workspace) Abs(rel string) string {
+	if rel == "" || rel == "." {
+		return w.dir
+	}
+	return filepath.Join(w.dir, filepath.FromSlash(rel))
+}
+
+// IsDenied reports whether a clean workspace-relative path is, or lies
+// under, a denied sub-path.
+func (w *Workspace) IsDenied(rel string) bool {
+	for _, d := range w.deny {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve maps a path the model gave (relative to the workspace, or absolute
+// inside it) to a clean, slash-separated workspace-relative path ("." is the
+// workspace itself) naming an existing file or directory. Symlinks inside the
+// workspace are followed. Errors are typed: tools.ErrInvalidPath for escapes
+// and malformed paths, tools.ErrPolicyDenied for denied sub-paths,
+// tools.ErrFileNotFound when it does not exist.
+func (w *Workspace) Resolve(p string) (string, error) { return w.resolve(p, true) }
+
+// ResolveNew is Resolve for a path that may not exist yet, such as a file
+// about to be created. Its missing components are allowed, but a `..` after a
+// missing component is refused (it could not be resolved on disk).
+func (w *Workspace) ResolveNew(p string) (string, error) { return w.resolve(p, false) }
+
+func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
+	rel, err := w.lexicalRel(p)
+	if err != nil {
+		return "", err
+	}
+	queue := splitPath(rel)
+	var out []string
+	hops := 0
+	missing := false
+	for len(queue) > 0 {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if missing {
+				return "", tools.Errorf(tools.ErrInvalidPath, "%q: '..' after a directory that does not exist", p)
+			}
+			if len(out) == 0 {
+				return "", tools.Errorf(tools.ErrInvalidPath, "%q escapes the workspace", p)
+			}
+			out = out[:len(out)-1]
+			continue
+		}
+		if missing {
+			out = append(out, c)
+			continue
+		}
+		cur := path.Join(append(out, c)...)
+		fi, err := w.root.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			if mustExist {
+				return "", tools.Errorf(tools.ErrFileNotFound, "%s does not exist", displayPath(p))
+			}
+			missing = true
+			out = append(out, c)
+			continue
+		}
+		if err != nil {
+			return "", tools.Wrap(tools.ErrInvalidPath, err, "%s", displayPath(p))
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			if len(queue) > 0 && !fi.IsDir() && hasMore(queue) {
+				return "", tools.Errorf(tools.ErrInvalidPath, "%s: %s is not a directory", displayPath(p), cur)
+			}
+			out = append(out, c)
+			continue
+		}
+		hops++
+		if hops > maxLinkHops {
+			return "", tools.Errorf(tools.ErrInvalidPath, "%s: too many levels of symbolic links", displayPath(p))
+		}
+		target, err := w.root.Readlink(cur)
+		if err != nil {
+			return "", tools.Wrap(tools.ErrInvalidPath, err, "%s", displayPath(p))
+		}
+		if filepath.IsAbs(target) {
+			trel, ok := w.relOf(filepath.Clean(target))
+			if !ok {
+				return "", tools.Errorf(tools.ErrInvalidPath, "%s: symlink %s points outside the workspace", displayPath(p), cur)
+			}
+			out = nil
+			queue = append(splitPath(trel), queue...)
+			continue
+		}
+		queue = append(splitPath(filepath.ToSlash(target)), queue...)
+	}
+	res := "."
+	if len(out) > 0 {
+		res = path.Join(out...)
+	}
+	if w.IsDenied(res) {
+		return "", tools.Errorf(tools.ErrPolicyDenied, "%s is in a denied part of the workspace", displayPath(p))
+	}
+	return res, nil
+}
+
+// lexicalRel turns p into a slash-separated path relative to the workspace,
+// without touching the disk. `..` components are kept for the walk.
+func (w *Workspace) lexicalRel(p string) (string, error) {
+	switch {
+	case len(p) > MaxPathLen:
+		return "", tools.Errorf(tools.ErrInvalidPath, "path is longer than %d bytes", MaxPathLen)
+	case strings.ContainsRune(p, 0):
+		return "", tools.Errorf(tools.ErrInvalidPath, "path contains a NUL byte")
+	case strings.HasPrefix(p, "~"):
+		return "", tools.Errorf(tools.ErrInvalidPath, "%q: home-relative paths are not supported; use a path inside the workspace", p)
+	case strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, "//"):
+		return "", tools.Errorf(tools.ErrInvalidPath, "%q: network paths are not supported", p)
+	}
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return ".", nil
+	}
+	if filepath.IsAbs(p) {
+		rel, ok := w.relOf(filepath.Clean(p))
+		if !ok {
+			return "", tools.Errorf(tools.ErrInvalidPath, "%q is outside the workspace %s", p, w.dir)
+		}
+		return rel, nil
+	}
+	return filepath.ToSlash(p), nil
+}
+
+// relOf returns abs relative to the workspace if abs lies inside it, under
+// either its configured or its symlink-resolved name.
+func (w *Workspace) relOf(abs string) (string, bool) {
+	for _, base := range []string{w.dir, w.realDir} {
+		if abs == base {
+			return ".", true
+		}
+		if strings.HasPrefix(abs, base+string(filepath.Separator)) {
+			return filepath.ToSlash(abs[len(base)+1:]), true
+		}
+	}
+	return "", false
+}
+
+// CheckLinks refuses a regular file with more than one hard link: its other
+// names may lie outside the workspace, and writing through it would change
+// a file out there.
+func CheckLinks(rel string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return tools.Errorf(tools.ErrPolicyDenied, "%s has %d hard links; hard-linked files are refused because another link may lie outside the workspace", rel, st.Nlink)
+	}
+	return nil
+}
+
+func splitPath(p string) []string {
+	p = strings.TrimPrefix(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// hasMore reports whether the remaining queue names anything beyond "." or "".
+func hasMore(queue []string) bool {
+	for _, c := range queue {
+		if c != "" && c != "." {
+			return true
+		}
+	}
+	return false
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "the workspace"
+	}
+	return p
+}
