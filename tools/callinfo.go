@@ -1,0 +1,42 @@
+package tools
+
+import "context"
+
+// CallInfo identifies one tool call: which run, thread and node it belongs to.
+// The wrapper puts it in the call's context; tools read it with CallFrom, for
+// example to keep per-session state such as edit backups apart.
+type CallInfo struct {
+	RunID      string
+	ThreadID   string
+	ToolCallID string
+	ToolName   string
+	ChainID    string
+	NodeID     string
+	UserID     string
+}
+
+// SessionKey is the key under which per-session tool state is kept: the
+// thread id when the caller gave one, otherwise the run id.
+func (c *CallInfo) SessionKey() string {
+	if c == nil {
+		return ""
+	}
+	if c.ThreadID != "" {
+		return c.ThreadID
+	}
+	return c.RunID
+}
+
+type callInfoKey struct{}
+
+// WithCall returns ctx carrying info.
+func WithCall(ctx context.Context, info *CallInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, info)
+}
+
+// CallFrom returns the CallInfo in ctx, or nil. The methods of a nil
+// *CallInfo are safe to call.
+func CallFrom(ctx context.Context) *CallInfo {
+	c, _ := ctx.Value(callInfoKey{}).(*CallInfo)
+	return c
+}
