@@ -21,6 +21,8 @@ var (
 	ErrInvalidPath = errors.New("invalid path")
 	// ErrTimeout: the call ran out of time.
 	ErrTimeout = errors.New("timeout")
+	// ErrRepeatedCall: the same call was repeated too often (doom-loop guard).
+	ErrRepeatedCall = errors.New("repeated call")
 )
 
 // ErrPermissionDenied is another name for ErrPolicyDenied.
@@ -68,7 +70,7 @@ func (e *Error) Unwrap() []error {
 
 // KindOf returns the kind of err, or ErrExecutionFailed when err carries none.
 func KindOf(err error) error {
-	for _, k := range []error{ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
+	for _, k := range []error{ErrRepeatedCall, ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
 		if errors.Is(err, k) {
 			return k
 		}
@@ -90,6 +92,8 @@ func KindName(err error) string {
 		return "file_not_found"
 	case ErrTimeout:
 		return "timeout"
+	case ErrRepeatedCall:
+		return "repeated_call"
 	case ErrNotFound:
 		return "not_found"
 	default:

@@ -1,0 +1,150 @@
+// Package events defines the typed AG-UI 1.0 events a run produces and the
+// per-run ordered stream (Sink) they travel through. It is the lowest layer:
+// it imports nothing of ruleagent, and every encoder (SSE, OpenAI chunks,
+// terminal, RuleGo Stream messages) is an adapter over this one stream.
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Type is an AG-UI event type.
+type Type string
+
+// The AG-UI 1.0 event types ruleagent emits.
+const (
+	RunStarted  Type = "RUN_STARTED"
+	RunFinished Type = "RUN_FINISHED"
+	RunError    Type = "RUN_ERROR"
+
+	StepStarted  Type = "STEP_STARTED"
+	StepFinished Type = "STEP_FINISHED"
+
+	TextMessageStart   Type = "TEXT_MESSAGE_START"
+	TextMessageContent Type = "TEXT_MESSAGE_CONTENT"
+	TextMessageEnd     Type = "TEXT_MESSAGE_END"
+
+	ReasoningStart          Type = "REASONING_START"
+	ReasoningMessageStart   Type = "REASONING_MESSAGE_START"
+	ReasoningMessageContent Type = "REASONING_MESSAGE_CONTENT"
+	ReasoningMessageEnd     Type = "REASONING_MESSAGE_END"
+	ReasoningEnd            Type = "REASONING_END"
+
+	ToolCallStart  Type = "TOOL_CALL_START"
+	ToolCallArgs   Type = "TOOL_CALL_ARGS"
+	ToolCallEnd    Type = "TOOL_CALL_END"
+	ToolCallResult Type = "TOOL_CALL_RESULT"
+
+	SubagentStarted  Type = "SUBAGENT_STARTED"
+	SubagentFinished Type = "SUBAGENT_FINISHED"
+	SubagentError    Type = "SUBAGENT_ERROR"
+
+	Custom Type = "CUSTOM"
+)
+
+// Terminal reports whether t ends a run.
+func (t Type) Terminal() bool { return t == RunFinished || t == RunError }
+
+// Event is one AG-UI event. It is a flat value type so that emitting one
+// does not allocate; each Type uses the fields its AG-UI schema defines and
+// the encoder writes only those (optional ones only when set, never null).
+// Data that AG-UI has no field for travels in Meta, encoded as the standard
+// `metadata` object every event may carry.
+type Event struct {
+	Type Type
+	// Timestamp is Unix milliseconds; the Stream stamps it when zero.
+	Timestamp int64
+
+	// RUN_* events.
+	ThreadID    string
+	RunID       string
+	ParentRunID string
+
+	// Text, reasoning and tool-result messages.
+	MessageID string
+	Role      string
+	Delta     string
+
+	// Tool calls.
+	ToolCallID      string
+	ToolCallName    string
+	ParentMessageID string
+	Content         string // TOOL_CALL_RESULT
+
+	// STEP_* events.
+	StepName string
+
+	// CUSTOM name and value; SUBAGENT_STARTED name.
+	Name  string
+	Value json.RawMessage
+
+	// RUN_ERROR and SUBAGENT_ERROR.
+	Message string
+	Code    string
+
+	// RUN_FINISHED and SUBAGENT_FINISHED result (any JSON value).
+	Result json.RawMessage
+	// Outcome of RUN_FINISHED: "" (success, omitted), "cancelled".
+	Outcome string
+	// Usage of RUN_FINISHED and RUN_ERROR.
+	Usage []TokenUsage
+
+	// Sub-agent attribution and lifecycle.
+	SubagentRunID       string
+	ParentSubagentRunID string
+	ParentToolCallID    string
+	Description         string
+
+	Meta Meta
+}
+
+// TokenUsage is one AG-UI usage entry.
+type TokenUsage struct {
+	Provider          string `json:"provider,omitempty"`
+	Model             string `json:"model,omitempty"`
+	InputTokens       int64  `json:"inputTokens,omitempty"`
+	OutputTokens      int64  `json:"outputTokens,omitempty"`
+	TotalTokens       int64  `json:"totalTokens,omitempty"`
+	ReasoningTokens   int64  `json:"reasoningTokens,omitempty"`
+	CachedInputTokens int64  `json:"cachedInputTokens,omitempty"`
+}
+
+// Meta is ruleagent's data about an event that AG-UI has no field for. It is
+// encoded as the event's `metadata` object, only the fields that are set.
+type Meta struct {
+	// ToolType is builtin, rulechain, agent or mcp (TOOL_CALL_*).
+	ToolType string
+	// TargetID is the chain a rulechain or agent tool runs.
+	TargetID string
+	// DurationMs is how long a tool call, step or run took.
+	DurationMs int64
+	// IsError marks a failed or refused tool call, or a failed step.
+	IsError bool
+	// ErrorKind is the tool error kind (permission_denied, timeout, ...).
+	ErrorKind string
+	// Truncated marks a tool result cut to maxToolOutputLength, or a run
+	// whose answer was forced at maxStep.
+	Truncated bool
+	// ArgsRewritten marks a tool call whose arguments an aspect changed.
+	ArgsRewritten bool
+	// ToolCallID attributes a STEP_* event to the tool call it runs inside
+	// (the nodes of a rulechain tool).
+	ToolCallID string
+	// NodeID and ChainID name the rule-chain node of a step.
+	NodeID  string
+	ChainID string
+	// Step is the LLM turn number of a step.
+	Step int
+	// Model is the model that answered (RUN_FINISHED, STEP_FINISHED).
+	Model string
+	// Attempt and Status describe a retried LLM call (CUSTOM retry events).
+	Attempt int
+	Status  int
+}
+
+// IsZero reports whether no Meta field is set.
+func (m *Meta) IsZero() bool { return *m == Meta{} }
+
+// Now returns the current time in Unix milliseconds, the AG-UI timestamp unit.
+func Now() int64 { return time.Now().UnixMilli() }

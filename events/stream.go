@@ -1,0 +1,148 @@
+package events
+
+import (
+	"slices"
+	"sync"
+)
+
+// Stream is the one writer of a run's events. Producers running in
+// parallel (the LLM stream, concurrent tool calls, sub-agents) all emit
+// through it; it serialises them, stamps timestamps and run ids, and keeps
+// the run's contract whatever the producers do:
+//
+//   - exactly one terminal event (RUN_FINISHED or RUN_ERROR), and nothing
+//     after it;
+//   - before RUN_FINISHED, anything still open (text and reasoning messages,
+//     tool calls, steps) is closed, so the stream always verifies.
+//
+// A Stream is a Sink, so it can be handed to anything that emits.
+type Stream struct {
+	mu       sync.Mutex
+	out      Sink
+	threadID string
+	runID    string
+	done     bool
+	dropped  int
+
+	// What is open, in opening order (few at a time: slices, not maps).
+	text      []string
+	spans     []string // reasoning spans
+	reasoning []string // reasoning messages
+	toolCalls []string
+	steps     []string
+}
+
+// NewStream returns the stream of run runID in thread threadID, writing to out.
+func NewStream(out Sink, threadID, runID string) *Stream {
+	if out == nil {
+		out = Discard
+	}
+	return &Stream{out: out, threadID: threadID, runID: runID}
+}
+
+// ThreadID returns the run's thread id.
+func (s *Stream) ThreadID() string { return s.threadID }
+
+// RunID returns the run's id.
+func (s *Stream) RunID() string { return s.runID }
+
+// Emit implements Sink.
+func (s *Stream) Emit(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		s.dropped++
+		return
+	}
+	if e.Timestamp == 0 {
+		e.Timestamp = Now()
+	}
+	switch e.Type {
+	case RunStarted, RunFinished:
+		if e.ThreadID == "" {
+			e.ThreadID = s.threadID
+		}
+		if e.RunID == "" {
+			e.RunID = s.runID
+		}
+	}
+	if e.Type == RunFinished {
+		s.closeOpen(e.Timestamp)
+	}
+	s.track(&e)
+	s.out.Emit(e)
+	if e.Type.Terminal() {
+		s.done = true
+	}
+}
+
+// Done reports whether the terminal event has been emitted.
+func (s *Stream) Done() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
+}
+
+// Dropped counts events emitted after the terminal event (and dropped).
+func (s *Stream) Dropped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+func (s *Stream) track(e *Event) {
+	// Attributed (sub-agent) events belong to the nested run's own
+	// bookkeeping; the parent stream only tracks its own.
+	if e.SubagentRunID != "" {
+		return
+	}
+	switch e.Type {
+	case TextMessageStart:
+		s.text = append(s.text, e.MessageID)
+	case TextMessageEnd:
+		s.text = remove(s.text, e.MessageID)
+	case ReasoningStart:
+		s.spans = append(s.spans, e.MessageID)
+	case ReasoningEnd:
+		s.spans = remove(s.spans, e.MessageID)
+	case ReasoningMessageStart:
+		s.reasoning = append(s.reasoning, e.MessageID)
+	case ReasoningMessageEnd:
+		s.reasoning = remove(s.reasoning, e.MessageID)
+	case ToolCallStart:
+		s.toolCalls = append(s.toolCalls, e.ToolCallID)
+	case ToolCallEnd:
+		s.toolCalls = remove(s.toolCalls, e.ToolCallID)
+	case StepStarted:
+		s.steps = append(s.steps, e.StepName)
+	case StepFinished:
+		s.steps = remove(s.steps, e.StepName)
+	}
+}
+
+// closeOpen closes whatever is still open, innermost first.
+func (s *Stream) closeOpen(ts int64) {
+	for _, id := range s.toolCalls {
+		s.out.Emit(Event{Type: ToolCallEnd, Timestamp: ts, ToolCallID: id})
+	}
+	for _, id := range s.reasoning {
+		s.out.Emit(Event{Type: ReasoningMessageEnd, Timestamp: ts, MessageID: id})
+	}
+	for _, id := range s.spans {
+		s.out.Emit(Event{Type: ReasoningEnd, Timestamp: ts, MessageID: id})
+	}
+	for _, id := range s.text {
+		s.out.Emit(Event{Type: TextMessageEnd, Timestamp: ts, MessageID: id})
+	}
+	for i := len(s.steps) - 1; i >= 0; i-- {
+		s.out.Emit(Event{Type: StepFinished, Timestamp: ts, StepName: s.steps[i]})
+	}
+	s.toolCalls, s.reasoning, s.spans, s.text, s.steps = nil, nil, nil, nil, nil
+}
+
+func remove(ids []string, id string) []string {
+	if i := slices.Index(ids, id); i >= 0 {
+		return slices.Delete(ids, i, i+1)
+	}
+	return ids
+}

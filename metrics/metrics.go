@@ -1,0 +1,64 @@
+// Package metrics holds ruleagent's Prometheus collectors in one registry of
+// their own, served by the server at /metrics. Collectors are process-wide,
+// as Prometheus intends; they are labelled by tool and model, never keyed by
+// chain in Go state.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Registry is the registry every ruleagent collector is registered in.
+var Registry = prometheus.NewRegistry()
+
+var (
+	// Runs counts agent runs by outcome (success, error, cancelled).
+	Runs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_runs_total", Help: "Agent runs by outcome.",
+	}, []string{"outcome"})
+	// RunDuration observes run durations.
+	RunDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "ruleagent_run_duration_seconds", Help: "Agent run duration.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+	})
+	// LLMRequests counts LLM requests by model and outcome.
+	LLMRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_llm_requests_total", Help: "LLM requests by model and outcome.",
+	}, []string{"model", "outcome"})
+	// Tokens counts tokens by model and kind (prompt, completion, cached, reasoning).
+	Tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_llm_tokens_total", Help: "LLM tokens by model and kind.",
+	}, []string{"model", "kind"})
+	// Chunks counts streamed chunks.
+	Chunks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ruleagent_stream_chunks_total", Help: "Streamed LLM chunks.",
+	})
+	// ToolCalls counts tool calls by tool and outcome (ok, error, or the
+	// error kind such as permission_denied).
+	ToolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_tool_calls_total", Help: "Tool calls by tool and outcome.",
+	}, []string{"tool", "outcome"})
+	// ToolDuration observes tool call durations by tool.
+	ToolDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "ruleagent_tool_call_duration_seconds", Help: "Tool call duration by tool.",
+		Buckets: []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120},
+	}, []string{"tool"})
+	// ToolOutputBytes counts bytes of tool output returned to the model.
+	ToolOutputBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_tool_output_bytes_total", Help: "Bytes of tool output returned to the model, by tool.",
+	}, []string{"tool"})
+)
+
+func init() {
+	Registry.MustRegister(Runs, RunDuration, LLMRequests, Tokens, Chunks, ToolCalls, ToolDuration, ToolOutputBytes,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+// Handler serves the registry in the Prometheus text format.
+func Handler() http.Handler {
+	return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{})
+}

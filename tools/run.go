@@ -1,0 +1,85 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/events"
+)
+
+// Scrubber redacts secrets from text (see package tools/scrub).
+type Scrubber interface {
+	Scrub(string) string
+}
+
+// Run is the per-run state every call of the run shares.
+type Run struct {
+	// Sink receives the calls' events (the run's events.Stream).
+	Sink events.Sink
+	// Aspects intercept the calls (ToolCallBefore, ToolCallAfter).
+	Aspects *aspects.Manager
+	// Point identifies the run; the wrapper sets Tool per call.
+	Point aspects.Point
+	// Scrubber redacts results and errors; nil disables (tests only).
+	Scrubber Scrubber
+	// MaxOutput truncates results to this many characters; 0 = no limit.
+	MaxOutput int
+	// MaxCalls bounds the tool calls of the run; 0 = no limit.
+	MaxCalls int
+	// RepeatLimit refuses the Nth identical call (same tool, same
+	// arguments) of the run; 0 = no limit.
+	RepeatLimit int
+	// Meta is the incoming message metadata and chain context, used to
+	// fill bound parameters (see Spec.Bind).
+	Meta BindValues
+
+	calls   atomic.Int64
+	ids     atomic.Int64
+	repeats sync.Map // uint64 hash -> *atomic.Int32
+	buf     sync.Pool
+}
+
+// BindValues are the sources of bound parameters.
+type BindValues struct {
+	Metadata map[string]string
+	Vars     map[string]string
+	Global   map[string]string
+}
+
+// Calls is the number of tool calls made so far in the run.
+func (r *Run) Calls() int { return int(r.calls.Load()) }
+
+// nextID makes a unique message id for a tool result.
+func (r *Run) nextID() string {
+	n := r.ids.Add(1)
+	b := make([]byte, 0, len(r.Point.RunID)+12)
+	b = append(b, r.Point.RunID...)
+	b = append(b, "-tool-"...)
+	b = strconv.AppendInt(b, n, 10)
+	return string(b)
+}
+
+// repeat counts this exact call and reports how many times it was made.
+func (r *Run) repeat(name string, args []byte) int {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	bp, _ := r.buf.Get().(*bytes.Buffer)
+	if bp == nil {
+		bp = new(bytes.Buffer)
+	}
+	bp.Reset()
+	if json.Compact(bp, args) == nil {
+		h.Write(bp.Bytes())
+	} else {
+		h.Write(args)
+	}
+	r.buf.Put(bp)
+	v, _ := r.repeats.LoadOrStore(h.Sum64(), new(atomic.Int32))
+	return int(v.(*atomic.Int32).Add(1))
+}

@@ -1,0 +1,256 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
+)
+
+// Provider builds the tools of a non-builtin tool type (rulechain, agent,
+// mcp). One spec may expand into several tools (an MCP server's tools).
+type Provider interface {
+	Build(ctx context.Context, spec Spec, env BuildEnv) ([]Tool, error)
+}
+
+// BuildEnv is what building a tool set needs besides the specs.
+type BuildEnv struct {
+	// Registry resolves builtin names; nil means Builtins.
+	Registry *Registry
+	// WorkDir is the default workspace of file tools and bash.
+	WorkDir string
+	// Secrets receives secret values found in tool config, for scrubbing.
+	Secrets SecretRegistrar
+	// Providers build the other tool types, keyed by type.
+	Providers map[string]Provider
+}
+
+// Entry is one tool of a Set, with what the wrapper needs to call it.
+type Entry struct {
+	Tool     Tool
+	Info     Info
+	Type     string
+	TargetID string
+	Timeout  time.Duration
+	schema   *Schema
+	metrics  entryMetrics
+}
+
+type entryMetrics struct {
+	ok, failed prometheus.Counter
+	duration   prometheus.Observer
+	bytes      prometheus.Counter
+}
+
+// Set is the tools of one agent node. It is safe for concurrent use.
+type Set struct {
+	cat     atomic.Pointer[catalog]
+	closers []io.Closer
+}
+
+type catalog struct {
+	entries []*Entry
+	byName  map[string]*Entry
+	// toolsJSON is the OpenAI `tools` array, encoded once: re-encoding the
+	// schemas on every request was a large share of the existing
+	// implementation's CPU.
+	toolsJSON []byte
+	prompters []PromptContributor
+}
+
+// Build makes the tool set of a tools array. Every error is a *ConfigError
+// located at its `tools[i]` path. On error, tools already made are closed.
+func Build(ctx context.Context, specs []Spec, env BuildEnv) (*Set, error) {
+	if env.Registry == nil {
+		env.Registry = Builtins
+	}
+	s := &Set{}
+	var entries []*Entry
+	fail := func(err error) (*Set, error) {
+		s.Close()
+		return nil, err
+	}
+	for i, spec := range specs {
+		path := fmt.Sprintf("tools[%d]", i)
+		made, err := buildSpec(ctx, spec, env)
+		if err != nil {
+			return fail(Prefix(path, err))
+		}
+		for _, t := range made {
+			if c, ok := t.(io.Closer); ok {
+				s.closers = append(s.closers, c)
+			}
+			e, err := newEntry(t, spec)
+			if err != nil {
+				return fail(Prefix(path, err))
+			}
+			entries = append(entries, e)
+		}
+	}
+	cat, err := newCatalog(entries)
+	if err != nil {
+		return fail(err)
+	}
+	s.cat.Store(cat)
+	return s, nil
+}
+
+func buildSpec(ctx context.Context, spec Spec, env BuildEnv) ([]Tool, error) {
+	if spec.Type != TypeBuiltin {
+		p := env.Providers[spec.Type]
+		if p == nil {
+			return nil, &ConfigError{Path: "type", Msg: fmt.Sprintf("tool type %q is not available here", spec.Type)}
+		}
+		return p.Build(ctx, spec, env)
+	}
+	def, ok := env.Registry.Lookup(spec.Name)
+	if !ok {
+		return nil, &ConfigError{Path: "name", Msg: fmt.Sprintf("unknown builtin %q (available: %s)", spec.Name, strings.Join(env.Registry.Names(), ", "))}
+	}
+	t, err := def.New(BuildContext{WorkDir: env.WorkDir, Secrets: env.Secrets}, spec.Config)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return nil, Prefix("config", err)
+		}
+		return nil, &ConfigError{Path: "config", Msg: err.Error()}
+	}
+	return []Tool{t}, nil
+}
+
+func newEntry(t Tool, spec Spec) (*Entry, error) {
+	info := t.Info()
+	if spec.Type == TypeBuiltin && spec.Description != "" {
+		// A spec may describe a builtin in the words of its agent.
+		info.Description = spec.Description
+	}
+	if !NamePattern.MatchString(info.Name) {
+		return nil, &ConfigError{Path: "name", Msg: fmt.Sprintf("tool name %q is not valid (letters, digits, _ and -, at most 64)", info.Name)}
+	}
+	if len(info.Parameters) == 0 {
+		info.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	schema, err := CompileSchema(info.Parameters)
+	if err != nil {
+		return nil, &ConfigError{Path: "parameters", Msg: fmt.Sprintf("tool %s: %v", info.Name, err)}
+	}
+	timeout := spec.Timeout.D()
+	if timeout == 0 && (spec.Type == TypeRuleChain || spec.Type == TypeAgent) {
+		timeout = DefaultChainTimeout
+	}
+	e := &Entry{Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, schema: schema}
+	e.metrics = entryMetrics{
+		ok:       metrics.ToolCalls.WithLabelValues(info.Name, "ok"),
+		failed:   metrics.ToolCalls.WithLabelValues(info.Name, "error"),
+		duration: metrics.ToolDuration.WithLabelValues(info.Name),
+		bytes:    metrics.ToolOutputBytes.WithLabelValues(info.Name),
+	}
+	return e, nil
+}
+
+func newCatalog(entries []*Entry) (*catalog, error) {
+	c := &catalog{entries: entries, byName: make(map[string]*Entry, len(entries))}
+	b := []byte{'['}
+	for i, e := range entries {
+		if _, dup := c.byName[e.Info.Name]; dup {
+			return nil, &ConfigError{Path: "tools", Msg: fmt.Sprintf("two tools are named %q; names the model sees must be unique (rename one with \"name\")", e.Info.Name)}
+		}
+		c.byName[e.Info.Name] = e
+		if p, ok := e.Tool.(PromptContributor); ok {
+			c.prompters = append(c.prompters, p)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"function","function":{"name":`...)
+		b = events.AppendString(b, e.Info.Name)
+		b = append(b, `,"description":`...)
+		b = events.AppendString(b, e.Info.Description)
+		b = append(b, `,"parameters":`...)
+		b = append(b, e.Info.Parameters...)
+		b = append(b, `}}`...)
+	}
+	c.toolsJSON = append(b, ']')
+	return c, nil
+}
+
+// Len is the number of tools.
+func (s *Set) Len() int {
+	if s == nil || s.cat.Load() == nil {
+		return 0
+	}
+	return len(s.cat.Load().entries)
+}
+
+// Entries returns the tools in declaration order.
+func (s *Set) Entries() []*Entry {
+	if s == nil || s.cat.Load() == nil {
+		return nil
+	}
+	return s.cat.Load().entries
+}
+
+// Lookup finds a tool by the name the model sees.
+func (s *Set) Lookup(name string) *Entry {
+	if s == nil || s.cat.Load() == nil {
+		return nil
+	}
+	return s.cat.Load().byName[name]
+}
+
+// Names lists the tool names in declaration order.
+func (s *Set) Names() []string {
+	es := s.Entries()
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Info.Name
+	}
+	return out
+}
+
+// ToolsJSON is the OpenAI `tools` request array, encoded once.
+func (s *Set) ToolsJSON() []byte {
+	if s == nil || s.cat.Load() == nil {
+		return nil
+	}
+	return s.cat.Load().toolsJSON
+}
+
+// SystemPrompt collects what the tools add to the system prompt.
+func (s *Set) SystemPrompt(ctx context.Context) string {
+	if s == nil || s.cat.Load() == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range s.cat.Load().prompters {
+		if t := strings.TrimSpace(p.SystemPrompt(ctx)); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// Close closes every tool that holds resources (workspaces, MCP clients,
+// processes). It is safe to call more than once.
+func (s *Set) Close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for _, c := range s.closers {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}

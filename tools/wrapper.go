@@ -1,0 +1,229 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/events"
+)
+
+// Call is one tool call as the model made it.
+type Call struct {
+	// ID is the provider's tool-call id.
+	ID   string
+	Name string
+	Args json.RawMessage
+	// ParentMessageID is the assistant message that made the call.
+	ParentMessageID string
+	// Announced is true when TOOL_CALL_START, ARGS and END were already
+	// emitted while the model streamed the call.
+	Announced bool
+}
+
+// Outcome is what a call produced, as the model will read it.
+type Outcome struct {
+	// Content is the tool message content.
+	Content string
+	// Result is the tool's full result (Parts and Structured included);
+	// zero when the call failed or was refused.
+	Result Result
+	// Err is the error, nil on success. Its kind is in Kind.
+	Err      error
+	Kind     string
+	IsError  bool
+	Duration time.Duration
+}
+
+// Invoke runs one call through the VisualToolWrapper pipeline: validate the
+// arguments, check the budget and the repeat guard, run the ToolCallBefore
+// aspects (which may rewrite the arguments or refuse), announce the call,
+// run it under its timeout with panic recovery, scrub and truncate the
+// output, record metrics, run the ToolCallAfter aspects and emit the
+// result. It never returns an error: failures and refusals become results
+// the model can read, marked as errors in events and metrics.
+func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
+	start := time.Now()
+	e := s.Lookup(c.Name)
+	meta := events.Meta{}
+	if e != nil {
+		meta.ToolType, meta.TargetID = e.Type, e.TargetID
+	}
+	args := normaliseArgs(c.Args)
+	p := r.Point
+	p.Tool = c.Name
+	var ac *aspects.ToolCall
+	if r.Aspects.HasToolPoints() {
+		ac = &aspects.ToolCall{ID: c.ID, Name: c.Name, Args: args, ToolType: meta.ToolType, TargetID: meta.TargetID}
+	}
+
+	res, err := s.guard(ctx, r, e, c, args, &p, ac, &meta)
+	// A refused call is announced too: the model made it, and the client
+	// shows it with its refusal. ARGS always carries the model's arguments.
+	if !c.Announced {
+		announce(r.Sink, c, meta)
+	}
+	if err == nil {
+		if ac != nil {
+			args = ac.Args
+		}
+		res, err = execute(ctx, r, e, c, args)
+	}
+	out := Outcome{Result: res, Err: err, Duration: time.Since(start)}
+	if err != nil {
+		out.Kind = KindName(err)
+		out.IsError = true
+		out.Content = "Error (" + out.Kind + "): " + err.Error()
+		out.Result = Result{}
+	} else {
+		out.Content = res.Text
+		out.IsError = res.IsError
+	}
+	if r.Scrubber != nil {
+		out.Content = r.Scrubber.Scrub(out.Content)
+	}
+	out.Content, meta.Truncated = truncate(out.Content, r.MaxOutput)
+	if e != nil {
+		e.record(out)
+	}
+	if ac != nil {
+		tr := &aspects.ToolResult{Content: out.Content, IsError: out.IsError, ErrKind: out.Kind, Duration: out.Duration}
+		if aerr := r.Aspects.ToolAfter(ctx, &p, ac, tr); aerr != nil {
+			tr.IsError, tr.ErrKind = true, KindName(aerr)
+			tr.Content = "Error (" + tr.ErrKind + "): " + aerr.Error()
+		}
+		out.Content, out.IsError, out.Kind = tr.Content, tr.IsError, tr.ErrKind
+	}
+	meta.DurationMs = out.Duration.Milliseconds()
+	meta.IsError = out.IsError
+	meta.ErrorKind = out.Kind
+	r.Sink.Emit(events.Event{Type: events.ToolCallResult, MessageID: r.nextID(), ToolCallID: c.ID, Content: out.Content, Meta: meta})
+	return out
+}
+
+// guard runs the checks before a call may run: the tool exists, the
+// arguments match its schema, the budget and repeat guard allow it, and the
+// ToolCallBefore aspects do not refuse it.
+func (s *Set) guard(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage, p *aspects.Point, ac *aspects.ToolCall, meta *events.Meta) (Result, error) {
+	if e == nil {
+		return Result{}, Errorf(ErrNotFound, "there is no tool named %q; available tools: %v", c.Name, s.Names())
+	}
+	if err := e.schema.Validate(args); err != nil {
+		return Result{}, err
+	}
+	if n := r.calls.Add(1); r.MaxCalls > 0 && int(n) > r.MaxCalls {
+		return Result{}, Errorf(ErrPolicyDenied, "the run's budget of %d tool calls is spent; answer with what you have", r.MaxCalls)
+	}
+	if r.RepeatLimit > 0 {
+		if n := r.repeat(c.Name, args); n >= r.RepeatLimit {
+			return Result{}, Errorf(ErrRepeatedCall, "%s was already called %d times with these exact arguments; repeating it will not give a different result. Change the arguments, try another approach, or answer with what you have", c.Name, n-1)
+		}
+	}
+	if ac != nil {
+		before := ac.Args
+		if err := r.Aspects.ToolBefore(ctx, p, ac); err != nil {
+			return Result{}, Wrap(ErrPolicyDenied, err, "the call was refused")
+		}
+		if !bytes.Equal(before, ac.Args) {
+			meta.ArgsRewritten = true
+			// A rewrite must still satisfy the schema.
+			if err := e.schema.Validate(ac.Args); err != nil {
+				return Result{}, fmt.Errorf("arguments rewritten by an aspect: %w", err)
+			}
+		}
+	}
+	return Result{}, nil
+}
+
+// execute runs the tool under its timeout, recovering a panic.
+func execute(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage) (res Result, err error) {
+	if e.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
+		defer cancel()
+	}
+	ctx = WithCall(ctx, &CallInfo{RunID: r.Point.RunID, ThreadID: r.Point.ThreadID, ToolCallID: c.ID, ToolName: c.Name,
+		ChainID: r.Point.ChainID, NodeID: r.Point.NodeID, UserID: r.Point.UserID})
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("tool panicked", "tool", c.Name, "panic", v, "stack", string(debug.Stack()))
+			res, err = Result{}, Errorf(ErrExecutionFailed, "the tool crashed (panic: %v)", v)
+		}
+	}()
+	res, err = e.Tool.Call(ctx, args)
+	if err != nil && ctx.Err() == context.DeadlineExceeded && !errors.Is(err, ErrTimeout) {
+		err = Wrap(ErrTimeout, err, "%s did not finish within %s", c.Name, e.Timeout)
+	}
+	return res, err
+}
+
+func announce(sink events.Sink, c Call, meta events.Meta) {
+	sink.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: c.ID, ToolCallName: c.Name, ParentMessageID: c.ParentMessageID,
+		Meta: events.Meta{ToolType: meta.ToolType, TargetID: meta.TargetID}})
+	sink.Emit(events.Event{Type: events.ToolCallArgs, ToolCallID: c.ID, Delta: string(c.Args)})
+	sink.Emit(events.Event{Type: events.ToolCallEnd, ToolCallID: c.ID})
+}
+
+// normaliseArgs treats empty arguments as an empty object: several models
+// send "" for tools without parameters.
+func normaliseArgs(a json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(a)) == 0 {
+		return json.RawMessage("{}")
+	}
+	return a
+}
+
+func (e *Entry) record(o Outcome) {
+	if o.IsError {
+		e.metrics.failed.Inc()
+	} else {
+		e.metrics.ok.Inc()
+	}
+	e.metrics.duration.Observe(o.Duration.Seconds())
+	e.metrics.bytes.Add(float64(len(o.Content)))
+}
+
+// truncate cuts s to at most max characters, keeping its head and tail
+// (errors and summaries tend to sit at the end of long output) and saying
+// what was cut.
+func truncate(s string, max int) (string, bool) {
+	if max <= 0 || len(s) <= max {
+		return s, false
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s, false
+	}
+	headRunes := max * 2 / 3
+	tailRunes := max - headRunes
+	head := prefixRunes(s, headRunes)
+	tail := suffixRunes(s, tailRunes)
+	return fmt.Sprintf("%s\n\n[... output truncated: %d of %d characters omitted ...]\n\n%s", head, n-headRunes-tailRunes, n, tail), true
+}
+
+func prefixRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+func suffixRunes(s string, n int) string {
+	i := len(s)
+	for n > 0 && i > 0 {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+		n--
+	}
+	return s[i:]
+}
