@@ -81,9 +81,9 @@ func (e *Event) AppendJSON(b []byte) []byte {
 			b = append(b, `,"value":{}`...)
 		}
 	}
-	// RUN_STARTED and RUN_FINISHED carry no attribution; sub-agent runs are
-	// told apart by SUBAGENT_* events instead.
-	if e.SubagentRunID != "" && e.Type != RunStarted && e.Type != RunFinished {
+	// RUN_* events carry no attribution (the client strips it as unknown);
+	// sub-agent runs are told apart by SUBAGENT_* events instead.
+	if e.SubagentRunID != "" && e.Type != RunStarted && e.Type != RunFinished && e.Type != RunError {
 		b = field(b, "subagentRunId", e.SubagentRunID)
 	}
 	if !e.Meta.IsZero() {

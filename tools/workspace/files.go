@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"syscall"
 
 	"github.com/ruleagent/ruleagent/tools"
 )
@@ -32,11 +33,16 @@ func (w *Workspace) Open(p string) (rel string, f *os.File, fi fs.FileInfo, err 
 	if err != nil {
 		return "", nil, nil, err
 	}
-	f, err = w.root.Open(rel)
+	// O_NONBLOCK: opening a FIFO must not block the call (it is refused
+	// just below); regular files ignore the flag.
+	f, err = w.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", nil, nil, w.fsError(p, err)
 	}
 	fi, err = f.Stat()
+	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		err = tools.Errorf(tools.ErrInvalidArgs, "%s is not a regular file (%s)", p, fi.Mode().Type())
+	}
 	if err == nil {
 		err = CheckLinks(rel, fi)
 	}
@@ -118,6 +124,11 @@ func (w *Workspace) WriteFileAtomic(p string, data []byte, perm fs.FileMode) (re
 	if err != nil {
 		w.root.Remove(tmp)
 		return "", w.fsError(p, err)
+	}
+	// Make the rename itself durable.
+	if d, derr := w.root.Open(path.Dir(rel)); derr == nil {
+		_ = d.Sync()
+		d.Close()
 	}
 	return rel, nil
 }

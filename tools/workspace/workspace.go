@@ -149,6 +149,11 @@ func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
 			continue
 		}
 		cur := path.Join(append(out, c)...)
+		// Refuse denied paths before looking at them, so the answer does
+		// not reveal whether something exists there.
+		if w.IsDenied(cur) {
+			return "", tools.Errorf(tools.ErrPolicyDenied, "%s is in a denied part of the workspace", displayPath(p))
+		}
 		fi, err := w.root.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) {
 			if mustExist {

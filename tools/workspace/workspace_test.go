@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/ruleagent/ruleagent/tools"
@@ -78,6 +79,7 @@ func TestResolve(t *testing.T) {
 		{path: "a\x00b", kind: tools.ErrInvalidPath},
 		{path: "a.txt/..", kind: tools.ErrInvalidPath},
 		{path: "missing.txt", kind: tools.ErrFileNotFound},
+		{path: "secret/missing", kind: tools.ErrPolicyDenied},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
@@ -98,6 +100,16 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("Resolve(%q) = %q, %v; want %q", c.path, got, err, c.want)
 			}
 		})
+	}
+}
+
+func TestFIFORefusedWithoutBlocking(t *testing.T) {
+	w, ws, _ := setup(t)
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	if _, _, err := w.ReadFile("pipe", 0); !errors.Is(err, tools.ErrInvalidArgs) {
+		t.Fatalf("read of a FIFO: %v", err)
 	}
 }
 
