@@ -1,0 +1,248 @@
+// Package agent is the ReAct engine: an LLM turn, the tool calls it asks
+// for (in parallel when there are several), their results back to the
+// model, and the next turn, until a final answer. It streams every turn as
+// AG-UI events into the run's Sink. It knows nothing of RuleGo.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxStep             = 25
+	DefaultMaxToolOutputLength = 50000
+	DefaultRepeatLimit         = 3
+	DefaultMaxParallel         = 8
+	DefaultTimeout             = 10 * time.Minute
+)
+
+// Config configures an Agent.
+type Config struct {
+	// LLM answers the turns.
+	LLM *Client
+	// Tools are the tools offered to the model; nil offers none.
+	Tools *tools.Set
+	// Aspects intercept the run; nil means none.
+	Aspects *aspects.Manager
+	// MaxStep bounds the LLM turns of a run. When it is reached, one more
+	// turn without tools forces an answer, marked as truncated.
+	MaxStep int
+	// MaxToolOutputLength truncates each tool result (characters).
+	MaxToolOutputLength int
+	// ParallelToolCalls runs the calls of one turn concurrently.
+	ParallelToolCalls bool
+	// MaxParallel bounds the concurrent calls of one turn.
+	MaxParallel int
+	// RepeatLimit refuses the Nth identical tool call of a run (the
+	// doom-loop guard); negative disables it.
+	RepeatLimit int
+	// MaxToolCalls bounds the tool calls of a run; 0 = no limit.
+	MaxToolCalls int
+	// Timeout bounds the whole run; negative disables it.
+	Timeout time.Duration
+}
+
+// Agent runs ReAct loops. It is safe for concurrent runs; all run state is
+// per run.
+type Agent struct{ cfg Config }
+
+// New validates cfg and fills its defaults.
+func New(cfg Config) (*Agent, error) {
+	if cfg.LLM == nil {
+		return nil, errors.New("agent: no LLM client")
+	}
+	if cfg.MaxStep == 0 {
+		cfg.MaxStep = DefaultMaxStep
+	}
+	if cfg.MaxStep < 0 {
+		return nil, fmt.Errorf("maxStep: must be positive")
+	}
+	if cfg.MaxToolOutputLength == 0 {
+		cfg.MaxToolOutputLength = DefaultMaxToolOutputLength
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = DefaultMaxParallel
+	}
+	if cfg.RepeatLimit == 0 {
+		cfg.RepeatLimit = DefaultRepeatLimit
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	return &Agent{cfg: cfg}, nil
+}
+
+// Input is what a run starts from.
+type Input struct {
+	// Messages is the conversation: the user's messages, and any history.
+	Messages []events.Message
+	// SystemPrompt is the agent's own system prompt (already rendered). It
+	// always comes first; a caller's system messages cannot replace it.
+	SystemPrompt string
+	ThreadID     string
+	RunID        string
+	ParentRunID  string
+	// Point identifies the run for aspects (chain, node, user, metadata).
+	Point aspects.Point
+	// Stream asks the LLM for a streamed answer, so that every delta
+	// reaches the Sink as it arrives.
+	Stream bool
+	// Bind holds the values of bound tool parameters.
+	Bind tools.BindValues
+	// Scrubber redacts tool results and errors of this run.
+	Scrubber tools.Scrubber
+}
+
+// Output is what a run produced.
+type Output struct {
+	aspects.RunOutput
+	RunID    string
+	ThreadID string
+}
+
+// Run error codes, in RUN_ERROR events and RunError.Code.
+const (
+	CodeCancelled = "cancelled"
+	CodeTimeout   = "timeout"
+	CodeLLM       = "llm_error"
+	CodeRefused   = "aspect_refused"
+	CodePanic     = "internal_error"
+)
+
+// RunError is a failed run. Code is one of the Code* constants.
+type RunError struct {
+	Code string
+	Err  error
+}
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// NewID returns a random identifier with the given prefix.
+func NewID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// Run runs one conversation to its answer, streaming its events to sink.
+// Exactly one terminal event (RUN_FINISHED or RUN_ERROR) is emitted. A
+// panic anywhere in the run becomes a run error.
+func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Output, err error) {
+	start := time.Now()
+	if in.RunID == "" {
+		in.RunID = NewID("run-")
+	}
+	if in.ThreadID == "" {
+		in.ThreadID = NewID("thread-")
+	}
+	st := events.NewStream(sink, in.ThreadID, in.RunID)
+	p := in.Point
+	p.RunID, p.ThreadID, p.Model = in.RunID, in.ThreadID, a.cfg.LLM.Model()
+	r := &run{agent: a, in: &in, stream: st, point: &p}
+
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("agent run panicked", "run", in.RunID, "panic", v, "stack", string(debug.Stack()))
+			out, err = nil, &RunError{Code: CodePanic, Err: fmt.Errorf("internal error: %v", v)}
+			st.Emit(events.Event{Type: events.RunError, Message: err.Error(), Code: CodePanic})
+		}
+	}()
+
+	if a.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, a.cfg.Timeout, errRunTimeout)
+		defer cancel()
+	}
+	st.Emit(events.Event{Type: events.RunStarted, ParentRunID: in.ParentRunID})
+
+	res, err := r.lifecycle(ctx)
+	if res != nil {
+		res.Duration = time.Since(start)
+	}
+	a.cfg.Aspects.Completed(ctx, &p, res, err)
+	if err != nil {
+		err = r.classify(ctx, err)
+		st.Emit(events.Event{Type: events.RunError, Message: r.scrub(err.Error()), Code: err.(*RunError).Code, Usage: r.usageEvents()})
+		return nil, err
+	}
+	result, _ := json.Marshal(res.Content)
+	st.Emit(events.Event{Type: events.RunFinished, Result: result, Usage: r.usageEvents(),
+		Meta: events.Meta{Truncated: res.Truncated, Step: res.Steps, Model: res.Model, DurationMs: res.Duration.Milliseconds()}})
+	return &Output{RunOutput: *res, RunID: in.RunID, ThreadID: in.ThreadID}, nil
+}
+
+var errRunTimeout = errors.New("the run took longer than its timeout")
+
+// lifecycle runs the RunStart, Before, Around and After points around the loop.
+func (r *run) lifecycle(ctx context.Context) (*aspects.RunOutput, error) {
+	am := r.agent.cfg.Aspects
+	input := &aspects.RunInput{Messages: r.in.Messages, SystemPrompt: r.in.SystemPrompt}
+	if err := am.RunStart(ctx, r.point, input); err != nil {
+		return nil, err
+	}
+	if err := am.Before(ctx, r.point, input); err != nil {
+		return nil, err
+	}
+	out, err := am.Around(ctx, r.point, input, r.loop)
+	if err != nil {
+		return out, err
+	}
+	if out == nil {
+		return nil, errors.New("an Around aspect returned no output")
+	}
+	if err := am.After(ctx, r.point, out); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// classify turns any run failure into a *RunError with a code.
+func (r *run) classify(ctx context.Context, err error) error {
+	var re *RunError
+	if errors.As(err, &re) {
+		return re
+	}
+	switch {
+	case errors.Is(context.Cause(ctx), errRunTimeout):
+		return &RunError{Code: CodeTimeout, Err: fmt.Errorf("%w (%s)", errRunTimeout, r.agent.cfg.Timeout)}
+	case ctx.Err() != nil:
+		return &RunError{Code: CodeCancelled, Err: fmt.Errorf("the run was cancelled: %w", context.Cause(ctx))}
+	case errors.Is(err, aspects.ErrRefused):
+		return &RunError{Code: CodeRefused, Err: err}
+	}
+	var le *LLMError
+	if errors.As(err, &le) {
+		return &RunError{Code: CodeLLM, Err: err}
+	}
+	return &RunError{Code: CodeLLM, Err: err}
+}
+
+func (r *run) scrub(s string) string {
+	if r.in.Scrubber != nil {
+		return r.in.Scrubber.Scrub(s)
+	}
+	return s
+}
+
+func (r *run) usageEvents() []events.TokenUsage {
+	u := r.usage
+	if u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return nil
+	}
+	return []events.TokenUsage{{Model: r.model, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+		TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedTokens}}
+}

@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Endpoint is one OpenAI-compatible server and the model to use on it.
+type Endpoint struct {
+	// URL is the base URL, for example https://api.openai.com/v1.
+	URL string `json:"url"`
+	// Key is the API key (sent as a Bearer token); may be empty for local servers.
+	Key string `json:"key,omitempty"`
+	// Model is the model name.
+	Model string `json:"model"`
+	// Params replaces the primary endpoint's params when set (failover only).
+	Params *Params `json:"params,omitempty"`
+}
+
+// Params are the sampling parameters and extra body fields of requests.
+// Nil pointers are not sent, so 0 is a value that can be sent.
+type Params struct {
+	Temperature      *float64 `json:"temperature,omitempty"`
+	TopP             *float64 `json:"topP,omitempty"`
+	MaxTokens        *int     `json:"maxTokens,omitempty"`
+	Stop             []string `json:"stop,omitempty"`
+	PresencePenalty  *float64 `json:"presencePenalty,omitempty"`
+	FrequencyPenalty *float64 `json:"frequencyPenalty,omitempty"`
+	Seed             *int64   `json:"seed,omitempty"`
+	// ExtraFields are added to the request body as they are; a dotted key
+	// nests ("thinking.type": "enabled" sends {"thinking":{"type":"enabled"}}).
+	ExtraFields map[string]any `json:"extraFields,omitempty"`
+}
+
+// LLMConfig configures a Client.
+type LLMConfig struct {
+	// Endpoints are tried in order: the primary first, then the failover
+	// endpoints, each with its own model.
+	Endpoints []Endpoint
+	// MaxRetries is how many times a retryable failure is retried on the
+	// same endpoint before moving to the next (0 disables retries).
+	MaxRetries int
+	// RetryBackoff is the first retry's delay; it doubles each attempt
+	// (with jitter), up to 30s. A Retry-After header takes precedence.
+	RetryBackoff time.Duration
+	// CircuitCooldown is how long an endpoint that exhausted its retries is
+	// skipped (doubling while it keeps failing, up to 10 minutes); 0
+	// disables the breaker.
+	CircuitCooldown time.Duration
+	// HTTPClient sends the requests; nil uses a client with sane
+	// connection timeouts and no overall timeout (streams can be long).
+	HTTPClient *http.Client
+	// Headers are added to every request.
+	Headers map[string]string
+}
+
+// Validate reports configuration mistakes, naming the field.
+func (c *LLMConfig) Validate() error {
+	if len(c.Endpoints) == 0 {
+		return fmt.Errorf("no endpoint configured")
+	}
+	for i, e := range c.Endpoints {
+		field := "url"
+		if i > 0 {
+			field = fmt.Sprintf("failover[%d].url", i-1)
+		}
+		if e.URL == "" {
+			return fmt.Errorf("%s: missing", field)
+		}
+		if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
+			return fmt.Errorf("%s: %q must start with http:// or https://", field, e.URL)
+		}
+		if e.Model == "" {
+			return fmt.Errorf("%s: missing", strings.TrimSuffix(field, "url")+"model")
+		}
+	}
+	if c.MaxRetries < 0 {
+		return fmt.Errorf("maxRetries: must not be negative")
+	}
+	return nil
+}
+
+// bodyFields turns the model and params into the fixed part of a request
+// body, as a JSON object. Extra fields are merged last, so they can set any
+// field, nested ones included.
+func bodyFields(model string, p *Params, stream bool) (map[string]any, error) {
+	m := map[string]any{"model": model}
+	if p != nil {
+		if p.Temperature != nil {
+			m["temperature"] = *p.Temperature
+		}
+		if p.TopP != nil {
+			m["top_p"] = *p.TopP
+		}
+		if p.MaxTokens != nil {
+			m["max_tokens"] = *p.MaxTokens
+		}
+		if len(p.Stop) > 0 {
+			m["stop"] = p.Stop
+		}
+		if p.PresencePenalty != nil {
+			m["presence_penalty"] = *p.PresencePenalty
+		}
+		if p.FrequencyPenalty != nil {
+			m["frequency_penalty"] = *p.FrequencyPenalty
+		}
+		if p.Seed != nil {
+			m["seed"] = *p.Seed
+		}
+	}
+	if stream {
+		m["stream"] = true
+		m["stream_options"] = map[string]any{"include_usage": true}
+	}
+	if p != nil {
+		for k, v := range p.ExtraFields {
+			if err := setPath(m, k, v); err != nil {
+				return nil, fmt.Errorf("params.extraFields.%s: %w", k, err)
+			}
+		}
+	}
+	if _, err := json.Marshal(m); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	return m, nil
+}
+
+// setPath sets m[a][b][c] = v for the key "a.b.c", creating or merging
+// nested objects.
+func setPath(m map[string]any, key string, v any) error {
+	parts := strings.Split(key, ".")
+	for _, p := range parts {
+		if p == "" {
+			return fmt.Errorf("empty segment in %q", key)
+		}
+	}
+	cur := m
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := cur[p].(map[string]any)
+		if !ok {
+			if _, exists := cur[p]; exists {
+				return fmt.Errorf("%q is not an object", p)
+			}
+			next = map[string]any{}
+		} else {
+			next = maps.Clone(next)
+		}
+		cur[p] = next
+		cur = next
+	}
+	last := parts[len(parts)-1]
+	if sub, ok := v.(map[string]any); ok {
+		if existing, ok := cur[last].(map[string]any); ok {
+			merged := maps.Clone(existing)
+			maps.Copy(merged, sub)
+			v = merged
+		}
+	}
+	cur[last] = v
+	return nil
+}

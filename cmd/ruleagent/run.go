@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/rulego/rulego/api/types"
+
+	"github.com/ruleagent/ruleagent/agent"
+	_ "github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server"
+)
+
+func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	input := fs.String("input", "", "the input: text, JSON ({\"message\":...} or {\"messages\":[...]}), or - to read stdin")
+	asJSON := fs.Bool("json", false, "print the AG-UI events as JSON lines instead of the terminal view")
+	chains := fs.String("chains", "", "folder of chains the run may call (default: the chain file's folder, or ./chains)")
+	threadID := fs.String("thread", "", "thread id of the run")
+	var globalsF globalFlag
+	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--chains DIR] [--global k=v]")
+		fmt.Fprintln(stderr, "CHAIN is a chain id from --chains or a path to a .json file.")
+		fs.PrintDefaults()
+	}
+	chain, rest := splitPositional(args)
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("%v", err)
+	}
+	if chain == "" && fs.NArg() > 0 {
+		chain = fs.Arg(0)
+	}
+	if chain == "" {
+		return usagef("run needs a CHAIN")
+	}
+	text, err := readInput(*input, stdin)
+	if err != nil {
+		return err
+	}
+
+	dir, file := *chains, ""
+	if strings.HasSuffix(chain, ".json") {
+		file = chain
+		if dir == "" {
+			dir = filepath.Dir(chain)
+		}
+	} else if dir == "" {
+		dir = "chains"
+	}
+	store, loadErrs := server.OpenStore(dir, server.NewConfig(processGlobals(globalsF)))
+	defer store.Close()
+	id := chain
+	if file != "" {
+		if id, err = store.LoadFile(file); err != nil {
+			return err
+		}
+	}
+	engine, ok := store.Engine(id)
+	if !ok {
+		for _, e := range loadErrs {
+			fmt.Fprintf(stderr, "ruleagent: %v\n", e)
+		}
+		return fmt.Errorf("no chain %q in %s", id, dir)
+	}
+
+	var sink events.Sink
+	var render *terminal
+	if *asJSON {
+		sink = events.NewJSONLines(stdout)
+	} else {
+		render = newTerminal(stdout, isTerminal(stdout))
+		sink = render
+	}
+	msg := types.NewMsg(0, "CHAT", dataType(text), types.NewMetadata(), text)
+	if *threadID != "" {
+		msg.Metadata.PutValue("threadId", *threadID)
+	}
+	var (
+		mu     sync.Mutex
+		final  types.RuleMsg
+		runErr error
+		ended  bool
+	)
+	engine.OnMsgAndWait(msg, types.WithContext(events.WithSink(ctx, sink)),
+		types.WithOnEnd(func(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
+			if rel == types.Stream {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && runErr == nil {
+				runErr = err
+			}
+			if !ended || err == nil {
+				final, ended = m, true
+			}
+		}))
+	if render != nil {
+		render.finish(final, runErr)
+	}
+	if runErr != nil {
+		return explain(runErr)
+	}
+	if !ended {
+		return errors.New("the chain ended without a result")
+	}
+	return nil
+}
+
+// explain adds what the user can do to common failures.
+func explain(err error) error {
+	var nl *agent.NoLLMError
+	if errors.As(err, &nl) {
+		return err
+	}
+	var le *agent.LLMError
+	if errors.As(err, &le) && le.Status == 0 {
+		return fmt.Errorf("%w\n(is the LLM server at %s running and reachable? set OPENAI_BASE_URL or the chain's url)", err, le.URL)
+	}
+	return err
+}
+
+// splitPositional lets the chain come before or after the flags.
+func splitPositional(args []string) (string, []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "", args
+}
+
+func readInput(in string, stdin io.Reader) (string, error) {
+	if in == "" {
+		if f, ok := stdin.(*os.File); !ok || isTerminal(f) {
+			return "", usagef("give the input with --input TEXT, or pipe it in")
+		}
+		in = "-"
+	}
+	if in != "-" {
+		return in, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, 32<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading stdin: %w", err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usagef("stdin was empty")
+	}
+	return string(b), nil
+}
+
+func dataType(s string) types.DataType {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+		return types.JSON
+	}
+	return types.TEXT
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

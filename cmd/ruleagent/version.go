@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+func runVersion(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) error {
+	v := version
+	rulegoVersion := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/rulego/rulego" {
+				rulegoVersion = d.Version
+			}
+		}
+	}
+	if v == "" || v == "(devel)" {
+		v = "dev"
+	}
+	fmt.Fprintf(stdout, "ruleagent %s (rulego %s, %s %s/%s)\n", v, rulegoVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}

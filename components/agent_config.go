@@ -1,0 +1,215 @@
+package components
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/tools"
+)
+
+// Config is the configuration of an ai/agent node. Its tags describe each
+// field to RuleGo's GetComponentForms, and so to the editor.
+type Config struct {
+	URL   string `json:"url" label:"LLM base URL" desc:"OpenAI-compatible base URL, e.g. https://api.openai.com/v1. Usually ${global.llm_url}."`
+	Key   string `json:"key" label:"API key" desc:"Sent as a Bearer token. Usually ${global.api_key}. May be empty for local servers."`
+	Model string `json:"model" label:"Model" desc:"Model name. Usually ${global.model}."`
+	// SystemPrompt is a RuleGo template evaluated for each message.
+	SystemPrompt string `json:"systemPrompt" label:"System prompt" desc:"The agent's instructions. A RuleGo template: ${metadata.x}, ${vars.x}, ${global.x} are filled in for each message. A caller's system messages are kept after it; they cannot replace it." component:"{\"type\":\"textarea\"}"`
+	// Params holds temperature, topP, maxTokens, stop, presencePenalty,
+	// frequencyPenalty, seed and extraFields.
+	Params map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest). Unset parameters are not sent."`
+	MaxStep             int    `json:"maxStep" label:"Max steps" desc:"Maximum LLM turns per run. When reached, one last turn without tools forces an answer, marked truncated."`
+	MaxToolOutputLength int    `json:"maxToolOutputLength" label:"Max tool output" desc:"Each tool result is cut to this many characters (keeping its head and tail)."`
+	Tools               []any  `json:"tools" label:"Tools" desc:"Tool objects: {type: builtin|rulechain|agent|mcp, name, description, targetId, parameters, timeout, config, bind}."`
+	Failover            []any  `json:"failover" label:"Failover endpoints" desc:"Backup endpoints tried in order when the primary fails: [{url, key, model, params}]."`
+	MaxRetries          int    `json:"maxRetries" label:"Max retries" desc:"Retries of a retryable LLM failure (429, 5xx, network) per endpoint; 0 disables retries."`
+	RetryBackoff        string `json:"retryBackoff" label:"Retry backoff" desc:"First retry delay, doubling each attempt with jitter (a Retry-After header takes precedence)."`
+	CircuitCooldown     string `json:"circuitCooldown" label:"Circuit cooldown" desc:"How long a failed endpoint is skipped (doubling while it keeps failing, up to 10m); 0 disables."`
+	Timeout             string `json:"timeout" label:"Run timeout" desc:"Maximum duration of one run, e.g. 10m."`
+	ParallelToolCalls   bool   `json:"parallelToolCalls" label:"Parallel tool calls" desc:"Run the tool calls of one turn concurrently."`
+	RepeatLimit         int    `json:"repeatLimit" label:"Repeat limit" desc:"Refuse the Nth call of the same tool with the same arguments in a run (doom-loop guard); -1 disables."`
+	MaxToolCalls        int    `json:"maxToolCalls" label:"Max tool calls" desc:"Maximum tool calls per run; 0 means no limit beyond maxStep."`
+	Workspace           string `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
+	Aspects             []any  `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
+}
+
+// defaultConfig holds the documented defaults.
+func defaultConfig() Config {
+	return Config{
+		URL:                 "${global.llm_url}",
+		Key:                 "${global.api_key}",
+		Model:               "${global.model}",
+		MaxStep:             agent.DefaultMaxStep,
+		MaxToolOutputLength: agent.DefaultMaxToolOutputLength,
+		MaxRetries:          2,
+		RetryBackoff:        "500ms",
+		CircuitCooldown:     "60s",
+		Timeout:             "10m",
+		ParallelToolCalls:   true,
+		RepeatLimit:         agent.DefaultRepeatLimit,
+		Workspace:           "workspace",
+	}
+}
+
+// configKeys are the keys Config accepts; RuleGo adds its own ($chainCtx,
+// vars, secrets, ...), which are not ours to check.
+var configKeys = func() []string {
+	var ks []string
+	b, _ := json.Marshal(Config{})
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}()
+
+func checkKeys(configuration map[string]any) error {
+	for k := range configuration {
+		if strings.HasPrefix(k, "$") || k == "vars" || k == "secrets" {
+			continue
+		}
+		if !slices.Contains(configKeys, k) {
+			return fmt.Errorf("%s: unknown field (fields: %s)", k, strings.Join(configKeys, ", "))
+		}
+	}
+	return nil
+}
+
+// parsed is the checked form of a Config.
+type parsed struct {
+	llm          agent.LLMConfig
+	llmMissing   []string
+	specs        []tools.Spec
+	timeout      time.Duration
+	aspectList   []aspects.Aspect
+	systemPrompt string
+}
+
+func (c *Config) parse() (*parsed, error) {
+	p := &parsed{systemPrompt: c.SystemPrompt}
+	var params agent.Params
+	if len(c.Params) > 0 {
+		if err := strictJSON(c.Params, &params); err != nil {
+			return nil, fmt.Errorf("params: %w", err)
+		}
+	}
+	primary := agent.Endpoint{URL: strings.TrimSpace(c.URL), Key: strings.TrimSpace(c.Key), Model: strings.TrimSpace(c.Model), Params: &params}
+	for _, f := range []struct{ name, v string }{{"url", primary.URL}, {"model", primary.Model}} {
+		if f.v == "" || strings.Contains(f.v, "${") {
+			p.llmMissing = append(p.llmMissing, f.name)
+		}
+	}
+	if strings.Contains(primary.Key, "${") {
+		// An unset ${global.api_key} means "no key", as for local servers.
+		primary.Key = ""
+	}
+	p.llm.Endpoints = []agent.Endpoint{primary}
+	for i, f := range c.Failover {
+		var ep agent.Endpoint
+		if err := strictJSON(f, &ep); err != nil {
+			return nil, fmt.Errorf("failover[%d]: %w", i, err)
+		}
+		p.llm.Endpoints = append(p.llm.Endpoints, ep)
+	}
+	p.llm.MaxRetries = c.MaxRetries
+	var err error
+	if p.llm.RetryBackoff, err = duration("retryBackoff", c.RetryBackoff); err != nil {
+		return nil, err
+	}
+	if p.llm.CircuitCooldown, err = duration("circuitCooldown", c.CircuitCooldown); err != nil {
+		return nil, err
+	}
+	if p.timeout, err = duration("timeout", c.Timeout); err != nil {
+		return nil, err
+	}
+	if len(p.llmMissing) == 0 {
+		if err := p.llm.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case c.MaxStep < 1:
+		return nil, fmt.Errorf("maxStep: must be at least 1")
+	case c.MaxToolOutputLength < 1:
+		return nil, fmt.Errorf("maxToolOutputLength: must be at least 1")
+	case c.MaxRetries < 0:
+		return nil, fmt.Errorf("maxRetries: must not be negative")
+	case c.RepeatLimit < -1 || c.RepeatLimit == 1:
+		return nil, fmt.Errorf("repeatLimit: must be -1 (off) or at least 2")
+	case c.MaxToolCalls < 0:
+		return nil, fmt.Errorf("maxToolCalls: must not be negative")
+	}
+	if len(c.Tools) > 0 {
+		raw, _ := json.Marshal(c.Tools)
+		if p.specs, err = tools.ParseSpecs(raw); err != nil {
+			return nil, err
+		}
+	}
+	if p.aspectList, err = parseAspects(c.Aspects); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func parseAspects(list []any) ([]aspects.Aspect, error) {
+	out := aspects.Global()
+	for i, item := range list {
+		var name string
+		var cfg json.RawMessage
+		switch v := item.(type) {
+		case string:
+			name = v
+		case map[string]any:
+			var a struct {
+				Name   string          `json:"name"`
+				Config json.RawMessage `json:"config"`
+			}
+			if err := strictJSON(v, &a); err != nil {
+				return nil, fmt.Errorf("aspects[%d]: %w", i, err)
+			}
+			name, cfg = a.Name, a.Config
+		default:
+			return nil, fmt.Errorf("aspects[%d]: want a name or {name, config}", i)
+		}
+		a, err := aspects.New(name, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("aspects[%d]: %w", i, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func duration(field, s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s: %q is not a duration such as \"30s\" or \"10m\"", field, s)
+	}
+	return d, nil
+}
+
+// strictJSON re-encodes v and decodes it into dst, refusing unknown fields.
+func strictJSON(v any, dst any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}

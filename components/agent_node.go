@@ -1,0 +1,286 @@
+// Package components holds ruleagent's RuleGo nodes and the RuleGo glue.
+// A blank import registers them:
+//
+//	import _ "github.com/ruleagent/ruleagent/components"
+package components
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/api/types"
+	"github.com/rulego/rulego/components/base"
+	"github.com/rulego/rulego/utils/el"
+	"github.com/rulego/rulego/utils/maps"
+
+	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/scrub"
+)
+
+// AgentType is the node type of the agent node.
+const AgentType = "ai/agent"
+
+func init() {
+	if err := rulego.Registry.Register(&AgentNode{}); err != nil {
+		panic(fmt.Sprintf("ruleagent: registering %s: %v", AgentType, err))
+	}
+}
+
+// AgentNode is the ai/agent node: a ReAct agent that answers each message.
+type AgentNode struct {
+	Config Config
+
+	agent    *agent.Agent
+	tools    *tools.Set
+	prompt   el.Template
+	scrubber *scrub.Scrubber
+	noLLM    error
+	chainID  string
+	nodeID   string
+	nodeName string
+	vars     map[string]string
+	globals  map[string]string
+
+	streamOnce sync.Once
+	streamConn bool
+}
+
+// New implements types.Node.
+func (n *AgentNode) New() types.Node { return &AgentNode{Config: defaultConfig()} }
+
+// Type implements types.Node.
+func (n *AgentNode) Type() string { return AgentType }
+
+// Category groups the node in the editor's palette.
+func (n *AgentNode) Category() string { return "ai" }
+
+// Desc describes the node in the palette.
+func (n *AgentNode) Desc() string {
+	return "A ReAct agent: answers each message with an OpenAI-compatible LLM, calling tools (builtin, rule chains, sub-agents, MCP) as it needs, and streams its run as AG-UI events."
+}
+
+// Def completes the component form.
+func (n *AgentNode) Def() types.ComponentForm {
+	rels := []string{types.Success, types.Failure, types.Stream}
+	return types.ComponentForm{Type: AgentType, Category: "ai", Label: "AI Agent", Desc: n.Desc(), RelationTypes: &rels}
+}
+
+// Init implements types.Node. Invalid configuration fails here, naming the
+// field. A missing LLM does not: the chain loads, and runs fail with an
+// error saying what to set.
+func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) error {
+	if err := checkKeys(configuration); err != nil {
+		return err
+	}
+	if err := maps.Map2Struct(configuration, &n.Config); err != nil {
+		return err
+	}
+	p, err := n.Config.parse()
+	if err != nil {
+		return err
+	}
+	if n.prompt, err = el.NewTemplate(p.systemPrompt); err != nil {
+		return fmt.Errorf("systemPrompt: %w", err)
+	}
+	self := base.NodeUtils.GetSelfDefinition(configuration)
+	n.nodeID, n.nodeName = self.Id, self.Name
+	if cc := base.NodeUtils.GetChainCtx(configuration); cc != nil && cc.Definition() != nil {
+		n.chainID = cc.Definition().RuleChain.ID
+	}
+	n.vars = stringMap(base.NodeUtils.GetVars(configuration))
+	n.globals = rc.Properties.Values()
+
+	n.scrubber = scrub.New()
+	for _, ep := range p.llm.Endpoints {
+		n.scrubber.AddSecrets(ep.Key)
+	}
+	n.tools, err = tools.Build(context.Background(), p.specs, tools.BuildEnv{WorkDir: n.Config.Workspace, Secrets: n.scrubber})
+	if err != nil {
+		return err
+	}
+	am, err := aspects.NewManager(p.aspectList...)
+	if err != nil {
+		n.tools.Close()
+		return fmt.Errorf("aspects: %w", err)
+	}
+	if len(p.llmMissing) > 0 {
+		n.noLLM = &agent.NoLLMError{Missing: p.llmMissing}
+		return nil
+	}
+	client, err := agent.NewClient(p.llm)
+	if err == nil {
+		n.agent, err = agent.New(agent.Config{LLM: client, Tools: n.tools, Aspects: am, MaxStep: n.Config.MaxStep,
+			MaxToolOutputLength: n.Config.MaxToolOutputLength, ParallelToolCalls: n.Config.ParallelToolCalls,
+			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout})
+	}
+	if err != nil {
+		n.tools.Close()
+		return err
+	}
+	return nil
+}
+
+// OnMsg implements types.Node. It runs the agent on the message and ends
+// with exactly one terminal Tell: Success with the answer, or Failure with a
+// typed error (metadata errorCode says which).
+func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
+	t := &terminal{ctx: ctx}
+	defer func() {
+		if v := recover(); v != nil {
+			t.failure(msg, &agent.RunError{Code: agent.CodePanic, Err: fmt.Errorf("internal error: %v", v)})
+		}
+	}()
+	if n.noLLM != nil {
+		t.failure(msg, &agent.RunError{Code: CodeNoLLM, Err: n.noLLM})
+		return
+	}
+	messages, err := agent.ParseInput([]byte(msg.GetData()))
+	if err != nil {
+		t.failure(msg, &agent.RunError{Code: CodeBadInput, Err: err})
+		return
+	}
+	md := msg.Metadata.Values()
+	goctx := ctx.GetContext()
+	if goctx == nil {
+		goctx = context.Background()
+	}
+	var sinks []events.Sink
+	if s := events.SinkFrom(goctx); s != nil {
+		sinks = append(sinks, s)
+	}
+	if n.hasStreamConnection(ctx) || (len(sinks) == 0 && md["stream"] == "true") {
+		sinks = append(sinks, &ruleStreamSink{ctx: ctx, base: msg})
+	}
+	sink := events.Discard
+	switch len(sinks) {
+	case 1:
+		sink = sinks[0]
+	case 2:
+		sink = events.Tee(sinks...)
+	}
+	in := agent.Input{
+		Messages:     messages,
+		SystemPrompt: n.prompt.ExecuteAsString(base.NodeUtils.GetEvnAndMetadata(ctx, msg)),
+		ThreadID:     md["threadId"],
+		RunID:        md["runId"],
+		ParentRunID:  md["parentRunId"],
+		Point: aspects.Point{ChainID: n.chainID, NodeID: n.nodeID, NodeName: n.nodeName,
+			UserID: md["userId"], Metadata: md},
+		Stream:   len(sinks) > 0,
+		Bind:     tools.BindValues{Metadata: md, Vars: n.vars, Global: n.globals},
+		Scrubber: n.scrubber.Child(),
+	}
+	out, err := n.agent.Run(goctx, in, sink)
+	if err != nil {
+		t.failure(msg, err)
+		return
+	}
+	msg.DataType = types.TEXT
+	msg.SetData(out.Content)
+	m := msg.Metadata
+	m.PutValue("model", out.Model)
+	m.PutValue("runId", out.RunID)
+	m.PutValue("threadId", out.ThreadID)
+	m.PutValue("promptTokens", strconv.FormatInt(out.Usage.PromptTokens, 10))
+	m.PutValue("completionTokens", strconv.FormatInt(out.Usage.CompletionTokens, 10))
+	m.PutValue("totalTokens", strconv.FormatInt(out.Usage.TotalTokens, 10))
+	m.PutValue("cachedTokens", strconv.FormatInt(out.Usage.CachedTokens, 10))
+	m.PutValue("reasoningTokens", strconv.FormatInt(out.Usage.ReasoningTokens, 10))
+	m.PutValue("steps", strconv.Itoa(out.Steps))
+	m.PutValue("toolCalls", strconv.Itoa(out.ToolCalls))
+	m.PutValue("truncated", strconv.FormatBool(out.Truncated))
+	t.success(msg)
+}
+
+// Destroy implements types.Node: it closes the tools' resources.
+func (n *AgentNode) Destroy() {
+	if n.tools != nil {
+		n.tools.Close()
+	}
+}
+
+// Error codes of Failure messages besides agent.Code*.
+const (
+	CodeNoLLM    = "no_llm"
+	CodeBadInput = "invalid_input"
+)
+
+// hasStreamConnection reports whether this node has a Stream connection in
+// its chain, so that Stream-relation messages have a consumer.
+func (n *AgentNode) hasStreamConnection(ctx types.RuleContext) bool {
+	n.streamOnce.Do(func() {
+		cc, ok := ctx.RuleChain().(types.ChainCtx)
+		if !ok || cc.Definition() == nil {
+			return
+		}
+		self := ctx.GetSelfId()
+		for _, c := range cc.Definition().Metadata.Connections {
+			if c.FromId == self && c.Type == types.Stream {
+				n.streamConn = true
+			}
+		}
+	})
+	return n.streamConn
+}
+
+// terminal makes sure a message ends with exactly one Tell.
+type terminal struct {
+	ctx  types.RuleContext
+	done bool
+}
+
+func (t *terminal) success(msg types.RuleMsg) {
+	if !t.done {
+		t.done = true
+		t.ctx.TellSuccess(msg)
+	}
+}
+
+func (t *terminal) failure(msg types.RuleMsg, err error) {
+	if t.done {
+		return
+	}
+	t.done = true
+	code := agent.CodeLLM
+	var re *agent.RunError
+	if errors.As(err, &re) {
+		code = re.Code
+	}
+	msg.Metadata.PutValue("errorCode", code)
+	t.ctx.TellFailure(msg, err)
+}
+
+func stringMap(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// ruleStreamSink turns events into Stream-relation messages, for RuleGo
+// consumers such as an endpoint/http route with an SSE out-processor. Each
+// message's data is the event's JSON; metadata eventType names its type.
+type ruleStreamSink struct {
+	ctx  types.RuleContext
+	base types.RuleMsg
+	buf  []byte
+}
+
+// Emit implements events.Sink. The run's events.Stream calls it from one
+// goroutine at a time, in order.
+func (s *ruleStreamSink) Emit(e events.Event) {
+	m := s.base.Copy()
+	m.DataType = types.JSON
+	s.buf = e.AppendJSON(s.buf[:0])
+	m.SetData(string(s.buf))
+	m.Metadata.PutValue("eventType", string(e.Type))
+	s.ctx.TellNext(m, types.Stream)
+}

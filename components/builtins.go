@@ -1,0 +1,4 @@
+package components
+
+// The agent node offers every built-in tool.
+import _ "github.com/ruleagent/ruleagent/tools/builtin"

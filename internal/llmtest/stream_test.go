@@ -1,0 +1,171 @@
+package llmtest
+
+import (
+	"context"
+	"testing"
+)
+
+func TestStreamText(t *testing.T) {
+	const text = "Hello, streaming world!" // 23 runes: 5 chunks of up to 5
+	srv := NewServer(t, Always(Response{Text: text, ChunkSize: 5}))
+	got := streamChat(context.Background(), t, newClient(srv), userParams("hi"))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	choice := got.acc.Choices[0]
+	if choice.Message.Content != text || choice.FinishReason != "stop" || choice.Message.Role != "assistant" {
+		t.Errorf("accumulated %q, finish %q, role %q", choice.Message.Content, choice.FinishReason, choice.Message.Role)
+	}
+	if got.acc.Model != testModel {
+		t.Errorf("model %q", got.acc.Model)
+	}
+	// role chunk + 5 content chunks + finish chunk
+	if len(got.chunks) != 7 {
+		t.Errorf("%d chunks, want 7", len(got.chunks))
+	}
+	first := got.chunks[0]
+	if first.Choices[0].Delta.Role != "assistant" || first.Choices[0].Delta.Content != "" {
+		t.Errorf("first chunk must only carry the role: %s", first.RawJSON())
+	}
+	for i, c := range got.chunks {
+		if c.ID != got.chunks[0].ID || c.Object != "chat.completion.chunk" {
+			t.Errorf("chunk %d: id %q object %q", i, c.ID, c.Object)
+		}
+		if i < len(got.chunks)-1 && c.Choices[0].FinishReason != "" {
+			t.Errorf("chunk %d finishes early: %s", i, c.RawJSON())
+		}
+	}
+	if got.chunks[1].Choices[0].Delta.Content != "Hello" {
+		t.Errorf("ChunkSize 5: first content chunk %q", got.chunks[1].Choices[0].Delta.Content)
+	}
+	if got.acc.Usage.TotalTokens != 0 {
+		t.Errorf("usage sent without include_usage: %+v", got.acc.Usage)
+	}
+}
+
+func TestStreamUnicodeChunksByRune(t *testing.T) {
+	const text = "Grüße aus Zürich ☀️ — 東京"
+	srv := NewServer(t, Always(Response{Text: text, Reasoning: "Überlegung…", ChunkSize: 1}))
+	got := streamChat(context.Background(), t, newClient(srv), userParams("hi"))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.acc.Choices[0].Message.Content != text {
+		t.Errorf("content %q", got.acc.Choices[0].Message.Content)
+	}
+	if r := reasoningOf(t, got.chunks); r != "Überlegung…" {
+		t.Errorf("reasoning %q", r)
+	}
+}
+
+func TestStreamReasoningBeforeText(t *testing.T) {
+	srv := NewServer(t, Always(Response{Reasoning: "The user wants a greeting.", Text: "Hi there!"}))
+	got := streamChat(context.Background(), t, newClient(srv), userParams("hi"))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if r := reasoningOf(t, got.chunks); r != "The user wants a greeting." {
+		t.Errorf("reasoning %q", r)
+	}
+	if got.acc.Choices[0].Message.Content != "Hi there!" {
+		t.Errorf("content %q", got.acc.Choices[0].Message.Content)
+	}
+	seenText := false
+	for _, c := range got.chunks {
+		if len(c.Choices) == 0 {
+			continue
+		}
+		if c.Choices[0].Delta.Content != "" {
+			seenText = true
+		}
+		if _, ok := c.Choices[0].Delta.JSON.ExtraFields["reasoning_content"]; ok && seenText {
+			t.Errorf("reasoning after text: %s", c.RawJSON())
+		}
+	}
+}
+
+func TestStreamParallelToolCalls(t *testing.T) {
+	calls := []ToolCall{
+		Call("get_weather", `{"city":"Zürich ☀"}`),
+		{ID: "call_fixed", Name: "get_time", Arguments: `{"tz":"Europe/Zurich"}`},
+		Call("list_files", `{}`),
+	}
+	srv := NewServer(t, Always(Response{Text: "Checking.", ToolCalls: calls, ChunkSize: 3}))
+	got := streamChat(context.Background(), t, newClient(srv), userParams("q"))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	choice := got.acc.Choices[0]
+	if choice.FinishReason != "tool_calls" || choice.Message.Content != "Checking." {
+		t.Errorf("finish %q content %q", choice.FinishReason, choice.Message.Content)
+	}
+	if len(choice.Message.ToolCalls) != len(calls) {
+		t.Fatalf("%d tool calls, want %d", len(choice.Message.ToolCalls), len(calls))
+	}
+	ids := map[string]bool{}
+	for i, tc := range choice.Message.ToolCalls {
+		want := calls[i]
+		if tc.Function.Name != want.Name || tc.Function.Arguments != want.Arguments || tc.Type != "function" {
+			t.Errorf("call %d: %+v, want %+v", i, tc, want)
+		}
+		if tc.ID == "" || ids[tc.ID] {
+			t.Errorf("call %d: id %q missing or repeated", i, tc.ID)
+		}
+		ids[tc.ID] = true
+	}
+	if choice.Message.ToolCalls[1].ID != "call_fixed" {
+		t.Errorf("scripted id not kept: %q", choice.Message.ToolCalls[1].ID)
+	}
+	if len(got.finishedToolCalls) != len(calls) {
+		t.Errorf("accumulator finished %d tool calls mid-stream, want %d", len(got.finishedToolCalls), len(calls))
+	}
+	// The weather arguments are 21 bytes, so at ChunkSize 3 they must arrive
+	// in several fragments under one index.
+	fragments := 0
+	for _, c := range got.chunks {
+		if len(c.Choices) > 0 && len(c.Choices[0].Delta.ToolCalls) == 1 {
+			d := c.Choices[0].Delta.ToolCalls[0]
+			if d.Index == 0 && d.ID == "" && d.Function.Arguments != "" {
+				fragments++
+			}
+		}
+	}
+	if fragments < 5 {
+		t.Errorf("arguments of call 0 came in %d fragments, want several", fragments)
+	}
+}
+
+func TestStreamUsage(t *testing.T) {
+	srv := NewServer(t, Always(Response{Text: "ok", Usage: &Usage{PromptTokens: 12, CompletionTokens: 3, CachedTokens: 8, ReasoningTokens: 1}}))
+	got := streamChat(context.Background(), t, newClient(srv), withUsage(userParams("q")))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	u := got.acc.Usage
+	if u.PromptTokens != 12 || u.CompletionTokens != 3 || u.TotalTokens != 15 ||
+		u.PromptTokensDetails.CachedTokens != 8 || u.CompletionTokensDetails.ReasoningTokens != 1 {
+		t.Errorf("usage %+v", u)
+	}
+	last := got.chunks[len(got.chunks)-1]
+	if len(last.Choices) != 0 || last.Usage.TotalTokens != 15 {
+		t.Errorf("last chunk must be the usage chunk: %s", last.RawJSON())
+	}
+	if got.acc.Choices[0].FinishReason != "stop" {
+		t.Errorf("finish %q", got.acc.Choices[0].FinishReason)
+	}
+}
+
+func TestStreamDefaultUsage(t *testing.T) {
+	srv := NewServer(t, Always(Reply("a reasonably long answer")))
+	got := streamChat(context.Background(), t, newClient(srv), withUsage(userParams("a question")))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	u := got.acc.Usage
+	if u.PromptTokens == 0 || u.CompletionTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("default usage %+v", u)
+	}
+	if !srv.LastRequest().IncludeUsage || !srv.LastRequest().Stream {
+		t.Errorf("request not parsed as streaming with usage: %s", srv.LastRequest().Body)
+	}
+}
