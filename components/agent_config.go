@@ -23,20 +23,20 @@ type Config struct {
 	SystemPrompt string `json:"systemPrompt" label:"System prompt" desc:"The agent's instructions. A RuleGo template: ${metadata.x}, ${vars.x}, ${global.x} are filled in for each message. A caller's system messages are kept after it; they cannot replace it." component:"{\"type\":\"textarea\"}"`
 	// Params holds temperature, topP, maxTokens, stop, presencePenalty,
 	// frequencyPenalty, seed and extraFields.
-	Params map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest). Unset parameters are not sent."`
-	MaxStep             int    `json:"maxStep" label:"Max steps" desc:"Maximum LLM turns per run. When reached, one last turn without tools forces an answer, marked truncated."`
-	MaxToolOutputLength int    `json:"maxToolOutputLength" label:"Max tool output" desc:"Each tool result is cut to this many characters (keeping its head and tail)."`
-	Tools               []any  `json:"tools" label:"Tools" desc:"Tool objects: {type: builtin|rulechain|agent|mcp, name, description, targetId, parameters, timeout, config, bind}."`
-	Failover            []any  `json:"failover" label:"Failover endpoints" desc:"Backup endpoints tried in order when the primary fails: [{url, key, model, params}]."`
-	MaxRetries          int    `json:"maxRetries" label:"Max retries" desc:"Retries of a retryable LLM failure (429, 5xx, network) per endpoint; 0 disables retries."`
-	RetryBackoff        string `json:"retryBackoff" label:"Retry backoff" desc:"First retry delay, doubling each attempt with jitter (a Retry-After header takes precedence)."`
-	CircuitCooldown     string `json:"circuitCooldown" label:"Circuit cooldown" desc:"How long a failed endpoint is skipped (doubling while it keeps failing, up to 10m); 0 disables."`
-	Timeout             string `json:"timeout" label:"Run timeout" desc:"Maximum duration of one run, e.g. 10m."`
-	ParallelToolCalls   bool   `json:"parallelToolCalls" label:"Parallel tool calls" desc:"Run the tool calls of one turn concurrently."`
-	RepeatLimit         int    `json:"repeatLimit" label:"Repeat limit" desc:"Refuse the Nth call of the same tool with the same arguments in a run (doom-loop guard); -1 disables."`
-	MaxToolCalls        int    `json:"maxToolCalls" label:"Max tool calls" desc:"Maximum tool calls per run; 0 means no limit beyond maxStep."`
-	Workspace           string `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
-	Aspects             []any  `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
+	Params              map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest). Unset parameters are not sent."`
+	MaxStep             int            `json:"maxStep" label:"Max steps" desc:"Maximum LLM turns per run. When reached, one last turn without tools forces an answer, marked truncated."`
+	MaxToolOutputLength int            `json:"maxToolOutputLength" label:"Max tool output" desc:"Each tool result is cut to this many characters (keeping its head and tail)."`
+	Tools               []any          `json:"tools" label:"Tools" desc:"Tool objects: {type: builtin|rulechain|agent|mcp, name, description, targetId, parameters, timeout, config, bind}."`
+	Failover            []any          `json:"failover" label:"Failover endpoints" desc:"Backup endpoints tried in order when the primary fails: [{url, key, model, params}]."`
+	MaxRetries          int            `json:"maxRetries" label:"Max retries" desc:"Retries of a retryable LLM failure (429, 5xx, network) per endpoint; 0 disables retries."`
+	RetryBackoff        string         `json:"retryBackoff" label:"Retry backoff" desc:"First retry delay, doubling each attempt with jitter (a Retry-After header takes precedence)."`
+	CircuitCooldown     string         `json:"circuitCooldown" label:"Circuit cooldown" desc:"How long a failed endpoint is skipped (doubling while it keeps failing, up to 10m); 0 disables."`
+	Timeout             string         `json:"timeout" label:"Run timeout" desc:"Maximum duration of one run, e.g. 10m."`
+	ParallelToolCalls   bool           `json:"parallelToolCalls" label:"Parallel tool calls" desc:"Run the tool calls of one turn concurrently."`
+	RepeatLimit         int            `json:"repeatLimit" label:"Repeat limit" desc:"Refuse the Nth call of the same tool with the same arguments in a run (doom-loop guard); -1 disables."`
+	MaxToolCalls        int            `json:"maxToolCalls" label:"Max tool calls" desc:"Maximum tool calls per run; 0 means no limit beyond maxStep."`
+	Workspace           string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
+	Aspects             []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
 }
 
 // defaultConfig holds the documented defaults.
