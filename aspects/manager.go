@@ -136,7 +136,18 @@ func (m *Manager) Around(ctx context.Context, p *Point, in *RunInput, core RunFu
 			if !a.PointCut(ctx, p) {
 				return inner(ctx, in)
 			}
-			return a.Around(ctx, p, in, inner)
+			// An error the aspect makes itself is a refusal; one it passes
+			// on from the inner run keeps its own identity.
+			var innerErr error
+			out, err := a.Around(ctx, p, in, func(ctx context.Context, in *RunInput) (*RunOutput, error) {
+				o, e := inner(ctx, in)
+				innerErr = e
+				return o, e
+			})
+			if err != nil && err != innerErr {
+				err = refused(a, err)
+			}
+			return out, err
 		}
 	}
 	return next(ctx, in)

@@ -1,0 +1,249 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/internal/llmtest"
+)
+
+// spy implements every point, records the order of calls and applies the
+// rewrites it is told to.
+type spy struct {
+	aspects.Everywhere
+	order int
+	mu    sync.Mutex
+	calls []string
+
+	rewriteMessages bool
+	rewriteAnswer   string
+	rewriteArgs     string
+	rewriteResult   string
+	rewriteOutput   string
+	refuseAt        string
+	shortCircuit    bool
+	onlyTool        string
+}
+
+func (s *spy) Order() int { return s.order }
+
+func (s *spy) PointCut(_ context.Context, p *aspects.Point) bool {
+	return s.onlyTool == "" || p.Tool == "" || p.Tool == s.onlyTool
+}
+
+func (s *spy) note(point string) error {
+	s.mu.Lock()
+	s.calls = append(s.calls, point)
+	s.mu.Unlock()
+	if s.refuseAt == point {
+		return errors.New("refused at " + point)
+	}
+	return nil
+}
+
+func (s *spy) OnRunStart(_ context.Context, p *aspects.Point, _ *aspects.RunInput) error {
+	if p.RunID == "" || p.ThreadID == "" {
+		return errors.New("point without run identity")
+	}
+	return s.note("start")
+}
+func (s *spy) Before(_ context.Context, _ *aspects.Point, in *aspects.RunInput) error {
+	in.SystemPrompt += " Before was here."
+	return s.note("before")
+}
+func (s *spy) Around(ctx context.Context, _ *aspects.Point, in *aspects.RunInput, next aspects.RunFunc) (*aspects.RunOutput, error) {
+	if err := s.note("around"); err != nil {
+		return nil, err
+	}
+	if s.shortCircuit {
+		return &aspects.RunOutput{Content: "answered from cache"}, nil
+	}
+	return next(ctx, in)
+}
+func (s *spy) After(_ context.Context, _ *aspects.Point, out *aspects.RunOutput) error {
+	if s.rewriteOutput != "" {
+		out.Content = s.rewriteOutput
+	}
+	return s.note("after")
+}
+func (s *spy) OnCompleted(context.Context, *aspects.Point, *aspects.RunOutput, error) { _ = s.note("completed") }
+func (s *spy) BeforeLLM(_ context.Context, _ *aspects.Point, req *aspects.LLMRequest) error {
+	if s.rewriteMessages {
+		req.Messages = append(slices.Clone(req.Messages), events.Message{Role: events.RoleUser, Content: "injected by BeforeLLM"})
+	}
+	return s.note("beforeLLM")
+}
+func (s *spy) AfterLLM(_ context.Context, _ *aspects.Point, r *aspects.LLMResponse) error {
+	if s.rewriteAnswer != "" && len(r.ToolCalls) == 0 {
+		r.Content = s.rewriteAnswer
+	}
+	return s.note("afterLLM")
+}
+func (s *spy) OnChunk(context.Context, *aspects.Point, *aspects.Chunk) error { return s.note("chunk") }
+func (s *spy) BeforeToolCall(_ context.Context, p *aspects.Point, c *aspects.ToolCall) error {
+	if p.Tool != c.Name || p.RunID == "" {
+		return errors.New("tool point without identity")
+	}
+	if s.rewriteArgs != "" {
+		c.Args = json.RawMessage(s.rewriteArgs)
+	}
+	return s.note("toolBefore")
+}
+func (s *spy) AfterToolCall(_ context.Context, _ *aspects.Point, _ *aspects.ToolCall, r *aspects.ToolResult) error {
+	if s.rewriteResult != "" {
+		r.Content = s.rewriteResult
+	}
+	return s.note("toolAfter")
+}
+
+func (s *spy) seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Compact(slices.Clone(s.calls))
+}
+
+func toolThenAnswer() llmtest.Script {
+	return llmtest.Sequence(llmtest.Calls(llmtest.Call("add", `{"a":1,"b":2}`)), llmtest.Reply("The answer is in."))
+}
+
+func TestEveryPointIsInvoked(t *testing.T) {
+	s := &spy{}
+	h := newHarness(t, toolThenAnswer())
+	h.tools, h.as = []string{"add"}, []aspects.Aspect{s}
+	if _, err, _ := h.run(context.Background(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"start", "before", "around", "beforeLLM", "chunk", "afterLLM", "toolBefore", "toolAfter", "beforeLLM", "chunk", "afterLLM", "after", "completed"}
+	if got := s.seen(); !slices.Equal(got, want) {
+		t.Fatalf("points:\n got %v\nwant %v", got, want)
+	}
+	if sys := h.srv.Requests()[0].System(); !strings.HasSuffix(sys, "Before was here.") {
+		t.Fatalf("Before rewrite ignored: %q", sys)
+	}
+}
+
+func TestRewritesAreHonoured(t *testing.T) {
+	s := &spy{rewriteMessages: true, rewriteArgs: `{"a":40,"b":2}`, rewriteResult: "result rewritten", rewriteAnswer: "answer rewritten", rewriteOutput: ""}
+	h := newHarness(t, toolThenAnswer())
+	h.tools, h.as = []string{"add"}, []aspects.Aspect{s}
+	out, err, rec := h.run(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.srv.Requests()
+	if last := reqs[0].Messages[len(reqs[0].Messages)-1]; last.Content != "injected by BeforeLLM" {
+		t.Fatalf("BeforeLLM rewrite not sent: %+v", last)
+	}
+	if res := reqs[1].ToolResults(); len(res) != 1 || res[0].Content != "result rewritten" {
+		t.Fatalf("ToolCallAfter rewrite not sent back: %+v", res)
+	}
+	if out.Content != "answer rewritten" {
+		t.Fatalf("AfterLLM rewrite ignored: %q", out.Content)
+	}
+	for _, e := range rec.Events() {
+		if e.Type == events.ToolCallResult && (!e.Meta.ArgsRewritten || e.Content != "result rewritten") {
+			t.Fatalf("RESULT event %+v", e)
+		}
+	}
+	// The tool saw the rewritten arguments: 40+2.
+	h2 := newHarness(t, toolThenAnswer())
+	var seen string
+	h2.tools, h2.as = []string{"add"}, []aspects.Aspect{&spy{rewriteArgs: `{"a":40,"b":2}`}, resultSpy(&seen)}
+	if _, err, _ := h2.run(context.Background(), "x"); err != nil || seen != "42" {
+		t.Fatalf("tool result %q, err %v", seen, err)
+	}
+	// After rewrites the run's output.
+	h3 := newHarness(t, llmtest.Always(llmtest.Reply("original")))
+	h3.as = []aspects.Aspect{&spy{rewriteOutput: "output rewritten"}}
+	if out, err, _ := h3.run(context.Background(), "x"); err != nil || out.Content != "output rewritten" {
+		t.Fatalf("%v %v", out, err)
+	}
+}
+
+type resultRecorder struct {
+	aspects.Everywhere
+	seen *string
+}
+
+func (resultRecorder) Order() int { return 99 }
+func (r resultRecorder) AfterToolCall(_ context.Context, _ *aspects.Point, _ *aspects.ToolCall, res *aspects.ToolResult) error {
+	*r.seen = res.Content
+	return nil
+}
+
+func resultSpy(seen *string) aspects.Aspect { return resultRecorder{seen: seen} }
+
+func TestRefusalsStopWhatTheyIntercept(t *testing.T) {
+	for _, point := range []string{"start", "before", "around", "after", "beforeLLM", "afterLLM", "chunk"} {
+		t.Run(point, func(t *testing.T) {
+			h := newHarness(t, llmtest.Always(llmtest.Reply("hello")))
+			h.as = []aspects.Aspect{&spy{refuseAt: point}}
+			_, err, rec := h.run(context.Background(), "x")
+			var re *RunError
+			if !errors.As(err, &re) || re.Code != CodeRefused || !strings.Contains(err.Error(), "refused at "+point) {
+				t.Fatalf("err %v", err)
+			}
+			if countType(rec, events.RunError) != 1 {
+				t.Fatalf("events %v", rec.Types())
+			}
+		})
+	}
+	// A refused tool call is not run; the model reads the refusal.
+	h := newHarness(t, toolThenAnswer())
+	h.tools, h.as = []string{"add"}, []aspects.Aspect{&spy{refuseAt: "toolBefore"}}
+	if _, err, _ := h.run(context.Background(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if h.calls.get("add") != 0 || !strings.Contains(h.srv.Requests()[1].ToolResults()[0].Content, "refused at toolBefore") {
+		t.Fatalf("add ran %d times; result %q", h.calls.get("add"), h.srv.Requests()[1].ToolResults()[0].Content)
+	}
+}
+
+func TestAroundShortCircuitAndOrder(t *testing.T) {
+	h := newHarness(t, llmtest.Always(llmtest.Reply("from the model")))
+	outer, inner := &spy{order: 1}, &spy{order: 2, shortCircuit: true}
+	h.as = []aspects.Aspect{inner, outer}
+	out, err, _ := h.run(context.Background(), "x")
+	if err != nil || out.Content != "answered from cache" || len(h.srv.Requests()) != 0 {
+		t.Fatalf("%v %v, %d requests", out, err, len(h.srv.Requests()))
+	}
+	if !slices.Contains(outer.seen(), "around") || !slices.Contains(inner.seen(), "around") {
+		t.Fatal("both Around aspects must run")
+	}
+}
+
+func TestPointCutLimitsToolAspects(t *testing.T) {
+	h := newHarness(t, toolThenAnswer())
+	s := &spy{onlyTool: "other_tool", rewriteResult: "should not apply"}
+	h.tools, h.as = []string{"add"}, []aspects.Aspect{s}
+	if _, err, _ := h.run(context.Background(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(s.seen(), "toolBefore") || h.srv.Requests()[1].ToolResults()[0].Content != "3" {
+		t.Fatalf("PointCut ignored: %v", s.seen())
+	}
+}
+
+type panicky struct{ aspects.Everywhere }
+
+func (panicky) Order() int { return 1 }
+func (panicky) AfterLLM(context.Context, *aspects.Point, *aspects.LLMResponse) error {
+	panic("aspect bug")
+}
+
+func TestPanicBecomesRunError(t *testing.T) {
+	h := newHarness(t, llmtest.Always(llmtest.Reply("x")))
+	h.as = []aspects.Aspect{panicky{}}
+	_, err, rec := h.run(context.Background(), "x")
+	var re *RunError
+	if !errors.As(err, &re) || re.Code != CodePanic || countType(rec, events.RunError) != 1 {
+		t.Fatalf("err %v, events %v", err, rec.Types())
+	}
+}
