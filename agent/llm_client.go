@@ -249,7 +249,13 @@ func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Delta
 	if err := ep.oa.Post(ctx, "chat/completions", nil, &resp, opts...); err != nil {
 		return nil, false, err
 	}
-	defer resp.Body.Close()
+	defer func() {
+		// Read what follows [DONE] (the chunked terminator) so the
+		// connection goes back to the pool instead of being closed: a new
+		// TLS handshake per turn would cost more than the whole run.
+		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+		resp.Body.Close()
+	}()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if !stream || ct == "application/json" {
 		// Some servers ignore "stream": they get the same treatment as a

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -79,9 +81,17 @@ type pendingCall struct {
 	pending []string // argument fragments seen before id and name
 }
 
+// readers are pooled: a reader per stream adds up under many concurrent runs.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8*1024) }}
+
 // readStream reads an SSE chat-completions stream to the end.
 func (a *accumulator) readStream(body io.Reader) error {
-	r := bufio.NewReaderSize(body, 32*1024)
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(body)
+	defer func() {
+		r.Reset(nil)
+		readers.Put(r)
+	}()
 	var data []byte
 	for {
 		line, err := r.ReadSlice('\n')
@@ -132,51 +142,94 @@ func (a *accumulator) event(data []byte) (stop bool, err error) {
 	if string(data) == "[DONE]" {
 		return true, a.finish()
 	}
-	s := string(data)
+	// Parse the chunk where it lies, without copying it: the strings that
+	// outlive this call (deltas, ids, names) are cloned as they are taken.
+	s := unsafe.String(unsafe.SliceData(data), len(data))
 	if !gjson.Valid(s) {
 		return false, fmt.Errorf("%w: malformed chunk %.200q", ErrStreamBroken, s)
 	}
 	if e := gjson.Get(s, "error"); e.Exists() {
-		return false, &StreamError{Message: e.Get("message").String(), Type: e.Get("type").String(), Code: e.Get("code").String()}
+		return false, &StreamError{Message: strings.Clone(e.Get("message").String()), Type: strings.Clone(e.Get("type").String()), Code: strings.Clone(e.Get("code").String())}
 	}
 	return false, a.chunk(s)
 }
 
+// chunk handles one chat.completion.chunk. Each object is walked once with
+// ForEach: gjson's GetMany would re-parse the chunk from the start for
+// every path.
 func (a *accumulator) chunk(s string) error {
-	res := gjson.GetMany(s, "model", "usage", "choices.0.delta", "choices.0.finish_reason")
-	if m := res[0].Str; m != "" {
-		a.turn.Model = m
-	}
-	if u := res[1]; u.IsObject() {
-		a.turn.Usage = parseUsage(u)
-	}
-	delta := res[2]
-	if fr := res[3].Str; fr != "" {
-		a.turn.FinishReason = fr
-	}
-	if !delta.Exists() {
+	var err error
+	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model":
+			if v.Str != "" && v.Str != a.turn.Model {
+				a.turn.Model = strings.Clone(v.Str)
+			}
+		case "usage":
+			if v.IsObject() {
+				a.turn.Usage = parseUsage(v)
+			}
+		case "choices":
+			v.ForEach(func(_, choice gjson.Result) bool {
+				err = a.choice(choice)
+				return false // only the first choice is used
+			})
+		}
+		return err == nil
+	})
+	return err
+}
+
+func (a *accumulator) choice(c gjson.Result) error {
+	var delta gjson.Result
+	c.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "delta":
+			delta = v
+		case "finish_reason":
+			if v.Str != "" {
+				a.turn.FinishReason = strings.Clone(v.Str)
+			}
+		}
+		return true
+	})
+	if !delta.IsObject() {
 		return nil
 	}
-	fields := gjson.GetMany(delta.Raw, "content", "reasoning_content", "reasoning", "tool_calls")
-	if r := fields[1].Str; r != "" {
-		if err := a.reasoning(r); err != nil {
-			return err
+	var content, reasoning, reasoningAlt string
+	var calls gjson.Result
+	delta.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "content":
+			content = v.Str
+		case "reasoning_content":
+			reasoning = v.Str
+		case "reasoning":
+			reasoningAlt = v.Str
+		case "tool_calls":
+			calls = v
 		}
-	} else if r := fields[2].Str; r != "" {
-		if err := a.reasoning(r); err != nil {
+		return true
+	})
+	if reasoning == "" {
+		reasoning = reasoningAlt
+	}
+	if reasoning != "" {
+		if err := a.reasoning(strings.Clone(reasoning)); err != nil {
 			return err
 		}
 	}
-	if c := fields[0].Str; c != "" {
+	if content != "" {
+		content = strings.Clone(content)
 		a.emitted = true
-		a.content.WriteString(c)
-		if err := a.d.Text(c); err != nil {
+		a.content.WriteString(content)
+		if err := a.d.Text(content); err != nil {
 			return err
 		}
 	}
-	if tcs := fields[3]; tcs.IsArray() {
+	if calls.IsArray() {
 		var err error
-		tcs.ForEach(func(_, tc gjson.Result) bool {
+		calls.ForEach(func(_, tc gjson.Result) bool {
 			err = a.toolCall(tc)
 			return err == nil
 		})
@@ -192,11 +245,32 @@ func (a *accumulator) reasoning(r string) error {
 }
 
 func (a *accumulator) toolCall(tc gjson.Result) error {
-	f := gjson.GetMany(tc.Raw, "index", "id", "function.name", "function.arguments")
+	var index, fn gjson.Result
+	var id, name, args string
+	tc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "index":
+			index = v
+		case "id":
+			id = strings.Clone(v.Str)
+		case "function":
+			fn = v
+		}
+		return true
+	})
+	fn.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "name":
+			name = strings.Clone(v.Str)
+		case "arguments":
+			args = strings.Clone(v.Str)
+		}
+		return true
+	})
 	idx := len(a.calls)
-	if f[0].Exists() {
-		idx = int(f[0].Int())
-	} else if id := f[1].Str; id == "" && len(a.calls) > 0 {
+	if index.Exists() {
+		idx = int(index.Int())
+	} else if id == "" && len(a.calls) > 0 {
 		// No index and no id: a continuation of the last call.
 		idx = a.calls[len(a.calls)-1].index
 	}
@@ -205,13 +279,12 @@ func (a *accumulator) toolCall(tc gjson.Result) error {
 		pc = &pendingCall{index: idx}
 		a.calls = append(a.calls, pc)
 	}
-	if id := f[1].Str; id != "" && pc.id == "" {
+	if id != "" && pc.id == "" {
 		pc.id = id
 	}
-	if n := f[2].Str; n != "" {
-		pc.name += n
+	if name != "" {
+		pc.name += name
 	}
-	args := f[3].Str
 	a.emitted = true
 	if !pc.started {
 		if args != "" {

@@ -41,14 +41,25 @@ type Server struct {
 // when the test ends.
 func NewServer(t testing.TB, s Script) *Server {
 	t.Helper()
+	srv, err := Start(s)
+	if err != nil {
+		t.Fatalf("llmtest.NewServer: %v", err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Start starts a server outside a test (benchmarks, load drivers); the
+// caller closes it.
+func Start(s Script) (*Server, error) {
 	if s == nil {
-		t.Fatal("llmtest.NewServer: nil Script")
+		return nil, fmt.Errorf("nil Script")
 	}
 	// Listen explicitly on IPv4 loopback: httptest would fall back to [::1],
 	// and some tests assert the exact host.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("llmtest.NewServer: %v", err)
+		return nil, err
 	}
 	srv := &Server{script: s, closing: make(chan struct{})}
 	srv.http = httptest.NewUnstartedServer(http.HandlerFunc(srv.serveHTTP))
@@ -56,8 +67,7 @@ func NewServer(t testing.TB, s Script) *Server {
 	srv.http.Listener = ln
 	srv.http.Start()
 	srv.URL = srv.http.URL + "/v1"
-	t.Cleanup(srv.Close)
-	return srv
+	return srv, nil
 }
 
 // Close shuts the server down, ending hanging and streaming answers first. It
