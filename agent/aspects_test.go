@@ -73,7 +73,9 @@ func (s *spy) After(_ context.Context, _ *aspects.Point, out *aspects.RunOutput)
 	}
 	return s.note("after")
 }
-func (s *spy) OnCompleted(context.Context, *aspects.Point, *aspects.RunOutput, error) { _ = s.note("completed") }
+func (s *spy) OnCompleted(context.Context, *aspects.Point, *aspects.RunOutput, error) {
+	_ = s.note("completed")
+}
 func (s *spy) BeforeLLM(_ context.Context, _ *aspects.Point, req *aspects.LLMRequest) error {
 	if s.rewriteMessages {
 		req.Messages = append(slices.Clone(req.Messages), events.Message{Role: events.RoleUser, Content: "injected by BeforeLLM"})
