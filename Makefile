@@ -28,9 +28,10 @@ $(PEERS): test/peers/package.json test/peers/package-lock.json
 	npm ci --prefix test/peers --no-audit --no-fund --loglevel=error
 	@touch $@
 
-## bench: the performance benchmarks recorded in README.md
+## bench: the performance benchmarks recorded in README.md (Go benchmarks, then the load driver)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./events/ ./tools/ ./tools/scrub/ ./agent/
+	$(GO) run ./bench/load -runs 1000
 
 ## lint: go vet and gofmt
 lint:

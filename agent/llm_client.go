@@ -136,7 +136,7 @@ type Retry struct {
 	Failover bool
 }
 
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16*1024); return &b }}
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 2*1024); return &b }}
 
 // Complete sends req and returns the answer. With stream, deltas reach d as
 // they arrive. A failure is retried (same endpoint, then the next ones)

@@ -82,7 +82,7 @@ type pendingCall struct {
 }
 
 // readers are pooled: a reader per stream adds up under many concurrent runs.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 8*1024) }}
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4*1024) }}
 
 // readStream reads an SSE chat-completions stream to the end.
 func (a *accumulator) readStream(body io.Reader) error {

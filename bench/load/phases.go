@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/api/types"
+
+	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/tools"
+)
+
+const answer = "The sums are 3, 7 and 11."
+
+// script is the conversation every run has: three turns that each call a
+// tool, and a final answer, all streamed in small chunks.
+func script(delay time.Duration) llmtest.Script {
+	pre := "Let me work this out step by step."
+	turn := func(args string) llmtest.Response {
+		return llmtest.Response{Text: pre, ToolCalls: []llmtest.ToolCall{llmtest.Call("bench_add", args)}, ChunkSize: 4, ChunkDelay: delay}
+	}
+	return llmtest.Sequence(turn(`{"a":1,"b":2}`), turn(`{"a":3,"b":4}`), turn(`{"a":5,"b":6}`),
+		llmtest.Response{Text: answer, ChunkSize: 4, ChunkDelay: delay})
+}
+
+func serve(delay time.Duration) error {
+	srv, err := llmtest.Start(script(delay))
+	if err != nil {
+		return err
+	}
+	fmt.Println(srv.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	srv.Close()
+	return nil
+}
+
+func init() {
+	tools.MustRegister(tools.Definition{Name: "bench_add", Description: "Adds two numbers (load driver).",
+		New: func(tools.BuildContext, json.RawMessage) (tools.Tool, error) {
+			return tools.Func{Spec: tools.Info{Name: "bench_add", Description: "Adds two numbers.",
+				Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
+				Fn: func(_ context.Context, args json.RawMessage) (tools.Result, error) {
+					var v struct{ A, B float64 }
+					if err := json.Unmarshal(args, &v); err != nil {
+						return tools.Result{}, err
+					}
+					return tools.TextResult(strconv.FormatFloat(v.A+v.B, 'f', -1, 64)), nil
+				}}, nil
+		}})
+}
+
+// sseSink encodes each event as an SSE frame, as the server's AG-UI
+// encoder does, and counts terminal events.
+type sseSink struct {
+	buf       []byte
+	terminals int
+}
+
+func (s *sseSink) Emit(e events.Event) {
+	s.buf = append(s.buf[:0], "data: "...)
+	s.buf = append(e.AppendJSON(s.buf), '\n', '\n')
+	if e.Type.Terminal() {
+		s.terminals++
+	}
+}
+
+func runAgent(url string, runs int) (report, error) {
+	if os.Getenv("LOAD_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 1
+	}
+	dsl, _ := json.Marshal(map[string]any{
+		"ruleChain": map[string]any{"id": "load", "name": "Load"},
+		"metadata": map[string]any{"nodes": []any{map[string]any{"id": "agent", "type": components.AgentType, "configuration": map[string]any{
+			"url": url, "model": "load-model", "systemPrompt": "You add numbers.",
+			"tools": []any{map[string]any{"type": "builtin", "name": "bench_add"}}}}}},
+	})
+	pool := rulego.NewRuleGo()
+	e, err := pool.New("load", dsl, rulego.WithConfig(rulego.NewConfig()))
+	if err != nil {
+		return report{}, err
+	}
+	defer pool.Stop()
+	var direct *agent.Agent
+	if os.Getenv("LOAD_DIRECT") != "" {
+		client, _ := agent.NewClient(agent.LLMConfig{Endpoints: []agent.Endpoint{{URL: url, Model: "load-model"}}})
+		set, _ := tools.Build(context.Background(), []tools.Spec{{Type: "builtin", Name: "bench_add"}}, tools.BuildEnv{})
+		direct, _ = agent.New(agent.Config{LLM: client, Tools: set, ParallelToolCalls: true})
+	}
+	var ok atomic.Int64
+	var firstErr atomic.Value
+	start, cpu0 := time.Now(), cpuSeconds()
+	var wg sync.WaitGroup
+	for i := 0; i < runs; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sink := &sseSink{}
+			msg := types.NewMsg(0, "CHAT", types.TEXT, types.NewMetadata(), "Add 1+2, 3+4 and 5+6.")
+			var got string
+			var rerr error
+			if direct != nil {
+				out, err := direct.Run(context.Background(), agent.Input{Messages: []events.Message{{Role: events.RoleUser, Content: "Add 1+2, 3+4 and 5+6."}}, Stream: true}, sink)
+				if err == nil {
+					got = out.Content
+				}
+				rerr = err
+			} else {
+				e.OnMsgAndWait(msg, types.WithContext(events.WithSink(context.Background(), sink)),
+					types.WithOnEnd(func(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
+						if rel != types.Stream {
+							got, rerr = m.GetData(), err
+						}
+					}))
+			}
+			switch {
+			case rerr != nil:
+				firstErr.CompareAndSwap(nil, rerr.Error())
+			case got != answer || sink.terminals != 1:
+				firstErr.CompareAndSwap(nil, fmt.Sprintf("answer %q, %d terminal events", got, sink.terminals))
+			default:
+				ok.Add(1)
+			}
+		}()
+	}
+	stopSampling := sampleMem()
+	defer stopSampling()
+	if path := os.Getenv("LOAD_HEAPPROFILE"); path != "" {
+		runtime.GC()
+		// Profile the heap while the runs are in flight.
+		time.Sleep(400 * time.Millisecond)
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+		if g, err := os.Create(path + ".goroutines"); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(g, 1)
+			g.Close()
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(os.Stderr, "heapInuse=%dMiB heapSys=%dMiB stackInuse=%dMiB sys=%dMiB goroutines=%d\n",
+			ms.HeapInuse>>20, ms.HeapSys>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine())
+	}
+	wg.Wait()
+	return finish("agent", runs, int(ok.Load()), start, cpu0, firstErr), nil
+}
+
+func runBare(url string, runs int) (report, error) {
+	// The same four requests the agent makes, recorded from one run.
+	rec, err := llmtest.Start(script(0))
+	if err != nil {
+		return report{}, err
+	}
+	if r, err := runAgent(rec.URL, 1); err != nil || r.OK != 1 {
+		return report{}, fmt.Errorf("recording the requests: %v %+v", err, r)
+	}
+	var bodies [][]byte
+	for _, r := range rec.Requests() {
+		bodies = append(bodies, r.Body)
+	}
+	rec.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	var ok atomic.Int64
+	var firstErr atomic.Value
+	start, cpu0 := time.Now(), cpuSeconds()
+	var wg sync.WaitGroup
+	for i := 0; i < runs; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, b := range bodies {
+				resp, err := client.Post(url+"/chat/completions", "application/json", bytes.NewReader(b))
+				if err == nil {
+					err = drain(resp.Body)
+					resp.Body.Close()
+				}
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err.Error())
+					return
+				}
+			}
+			ok.Add(1)
+		}()
+	}
+	stopSampling := sampleMem()
+	wg.Wait()
+	stopSampling()
+	return finish("bare", runs, int(ok.Load()), start, cpu0, firstErr), nil
+}
+
+func finish(phase string, runs, ok int, start time.Time, cpu0 float64, firstErr atomic.Value) report {
+	r := report{Phase: phase, Runs: runs, OK: ok, Lost: runs - ok, PeakRSS: peakRSS(),
+		Seconds: time.Since(start).Seconds(), CPUSecs: cpuSeconds() - cpu0}
+	if v, _ := firstErr.Load().(string); v != "" {
+		r.FirstErr = strings.TrimSpace(v)
+	}
+	return r
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+func raiseFileLimit() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	}
+}
+
+// sampleMem prints the largest heap and stack figures seen while running
+// (diagnostics, enabled with LOAD_MEMSTATS=1).
+func sampleMem() func() {
+	if os.Getenv("LOAD_MEMSTATS") == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		var maxHeap, maxStack, maxSys uint64
+		var at time.Duration
+		start := time.Now()
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprintf(os.Stderr, "max heapSys=%dMiB stackSys=%dMiB sys=%dMiB (sys peak at %v) rss=%.0fMiB\n", maxHeap>>20, maxStack>>20, maxSys>>20, at, peakRSS())
+				return
+			case <-t.C:
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				maxHeap = max(maxHeap, ms.HeapSys)
+				maxStack = max(maxStack, ms.StackSys)
+				if ms.Sys > maxSys {
+					maxSys, at = ms.Sys, time.Since(start)
+				}
+			}
+		}
+	}()
+	return func() { close(done); time.Sleep(30 * time.Millisecond) }
+}
