@@ -1,0 +1,114 @@
+package bash
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ruleagent/ruleagent/tools"
+)
+
+// maxCommandBytes bounds the command string the model may send.
+const maxCommandBytes = 64 << 10
+
+// maxListedFindings bounds how many reasons a refusal lists.
+const maxListedFindings = 8
+
+// Policy decides whether a command string may run. It is built once from a
+// validated config and is safe for concurrent use.
+//
+// It parses the command with a real shell parser, in every dialect the
+// configured shell may speak, and checks every command the script would
+// run: in pipelines, lists, subshells, functions, loops, command and process
+// substitutions, here-documents, redirect targets and assignment values, and
+// inside launchers (env, xargs, find -exec, sh -c, eval, ...). It is a deny
+// list and an allow list over what can be known before the script runs, not
+// a sandbox: a program it allows can still do anything its user can.
+type Policy struct {
+	mode      string
+	allow     map[string]bool
+	allowList string
+	deny      []pattern
+	denyArgs  []string
+	groups    []denyGroup
+	groupOn   map[string]bool
+	dialects  []dialect
+	// topBashLike: the configured shell may be bash, ksh or zsh.
+	topBashLike bool
+	// shMayBeBash: a script handed to "sh" may be run by bash.
+	shMayBeBash bool
+}
+
+func newPolicy(s *settings) *Policy {
+	p := &Policy{
+		mode:     s.Mode,
+		allow:    map[string]bool{},
+		denyArgs: slices.Clone(s.DenyArgs),
+		groupOn:  map[string]bool{},
+		dialects: s.shellDialects,
+	}
+	p.shMayBeBash = shMayBeBash()
+	for _, name := range shellAliases(s.ShellPath) {
+		p.topBashLike = p.topBashLike || bashLikeShell(name, p.shMayBeBash)
+	}
+	for _, name := range s.Allow {
+		p.allow[name] = true
+	}
+	p.allowList = strings.Join(s.Allow, ", ")
+	for _, d := range s.Deny {
+		pat, _ := parsePattern(d) // validated by Config.validate
+		p.deny = append(p.deny, pat)
+	}
+	for _, g := range denyGroups {
+		if !slices.Contains(s.AllowGroups, g.name) {
+			p.groups = append(p.groups, g)
+			p.groupOn[g.name] = true
+		}
+	}
+	return p
+}
+
+// enabled reports whether a default deny group is on.
+func (p *Policy) enabled(group string) bool { return p.groupOn[group] }
+
+// Check returns nil when command may run. Otherwise it returns a
+// *tools.Error of kind tools.ErrPolicyDenied that names each offending
+// command and the rule it breaks, or of kind tools.ErrInvalidArgs when the
+// command is empty, too long or cannot be parsed.
+func (p *Policy) Check(command string) error {
+	switch {
+	case strings.TrimSpace(command) == "":
+		return tools.Errorf(tools.ErrInvalidArgs, "command is empty")
+	case len(command) > maxCommandBytes:
+		return tools.Errorf(tools.ErrInvalidArgs, "command is %d bytes, over the limit of %d", len(command), maxCommandBytes)
+	case strings.ContainsRune(command, 0):
+		return tools.Errorf(tools.ErrInvalidArgs, "command contains a NUL byte")
+	}
+	s := &session{p: p, seen: map[string]bool{}}
+	files, ok, parseErr := s.parseAll(command, p.dialects)
+	for i, f := range files {
+		s.analyze(f, ok[i], p.topBashLike, 0, nil, stdinSource{kind: stdinEmpty})
+	}
+	s.checkFilePrograms()
+	s.structural()
+	if len(s.findings) > 0 {
+		return refusal(s.findings)
+	}
+	if parseErr != nil {
+		return tools.Errorf(tools.ErrInvalidArgs, "the command cannot be parsed %v; nothing was run", parseErr)
+	}
+	return nil
+}
+
+func refusal(fs []finding) error {
+	var b strings.Builder
+	b.WriteString("the bash tool's policy refused the command; nothing was run")
+	for i, f := range fs {
+		if i == maxListedFindings {
+			fmt.Fprintf(&b, "\n- and %d more", len(fs)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n- %s", f)
+	}
+	return tools.Errorf(tools.ErrPolicyDenied, "%s", b.String())
+}

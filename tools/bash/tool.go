@@ -1,0 +1,162 @@
+// Package bash is the built-in bash tool: it runs a shell command in the
+// agent's workspace and returns its exit code and output.
+//
+// Because the model chooses the commands, every command is checked by a
+// Policy before anything runs. The policy parses the command with a real
+// shell parser and checks every command the script would run, including
+// those hidden in substitutions and launched by env, xargs, find -exec,
+// sh -c or eval. It is defence in depth, not a sandbox: the real limits are
+// the environment allowlist (no API keys reach the command), a non-login
+// shell, the timeout that kills the whole process group, and whatever
+// sandbox the operator runs the agent in.
+package bash
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/workspace"
+)
+
+func init() {
+	tools.MustRegister(tools.Definition{
+		Name:         "bash",
+		Description:  "Run a shell command in the workspace, after a policy check of every command it would run; returns the exit code, stdout and stderr.",
+		ConfigSchema: tools.SchemaFor(defaultConfig),
+		ArgsSchema:   argsSchema,
+		New:          New,
+	})
+}
+
+var argsSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The shell command to run, as one string. Pipes, lists, loops and substitutions are allowed; every command in it is checked before anything runs."},
+    "work_dir": {"type": "string", "description": "Directory to run in: a path relative to the workspace, or an absolute path inside it. Defaults to the workspace."},
+    "timeout": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds. It can only shorten the configured timeout."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+
+// Tool is a configured bash tool. It holds the workspace root open; Close
+// releases it.
+type Tool struct {
+	cfg    Config
+	policy *Policy
+	ws     *workspace.Workspace
+	env    []string
+	info   tools.Info
+}
+
+var _ io.Closer = (*Tool)(nil)
+
+// New makes a bash tool from its config. Bad config is a *tools.ConfigError
+// naming the field.
+func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
+	cfg := defaultConfig
+	if err := tools.DecodeConfig(raw, &cfg); err != nil {
+		return nil, err
+	}
+	s, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	dir := cfg.WorkDir
+	if dir == "" {
+		dir = bc.WorkDir
+	}
+	ws, err := workspace.Open(dir, workspace.Options{})
+	if err != nil {
+		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error()}
+	}
+	if bc.Secrets != nil {
+		var secrets []string
+		for _, k := range sortedKeys(cfg.Env) {
+			if v := cfg.Env[k]; v != "" {
+				secrets = append(secrets, v)
+			}
+		}
+		if len(secrets) > 0 {
+			bc.Secrets.AddSecrets(secrets...)
+		}
+	}
+	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env)}
+	t.info = tools.Info{Name: "bash", Description: t.describe(), Parameters: argsSchema}
+	return t, nil
+}
+
+func (t *Tool) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run a shell command with %s -c in the workspace %s and get its exit code, stdout and stderr. ", t.cfg.ShellPath, t.ws.Dir())
+	fmt.Fprintf(&b, "Stdin is empty, the environment holds no secrets, and after %s (or the shorter timeout you pass) the command is killed with everything it started; processes still running when it ends are killed too. ", t.cfg.Timeout.D())
+	b.WriteString("Every command is checked before anything runs: command names must be literal words (not $VAR or $(...)), and dangerous commands are refused with the reason.")
+	if t.cfg.Mode == modeAllow {
+		fmt.Fprintf(&b, " Only these commands may run: %s.", strings.Join(t.cfg.Allow, ", "))
+	}
+	return b.String()
+}
+
+// Info implements tools.Tool.
+func (t *Tool) Info() tools.Info { return t.info }
+
+// Close releases the workspace.
+func (t *Tool) Close() error { return t.ws.Close() }
+
+type callArgs struct {
+	Command string `json:"command"`
+	WorkDir string `json:"work_dir"`
+	Timeout *int64 `json:"timeout"`
+}
+
+// Call implements tools.Tool: it checks the command, then runs it.
+func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
+	var args callArgs
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&args); err != nil {
+		return tools.Result{}, tools.Wrap(tools.ErrInvalidArgs, err, "arguments must be an object with command (string), work_dir (string) and timeout (integer milliseconds)")
+	}
+	timeout := t.cfg.Timeout.D()
+	if args.Timeout != nil {
+		if *args.Timeout <= 0 {
+			return tools.Result{}, tools.Errorf(tools.ErrInvalidArgs, "timeout must be a positive number of milliseconds, got %d", *args.Timeout)
+		}
+		if ms := *args.Timeout; ms < int64(timeout/time.Millisecond) {
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	if err := t.policy.Check(args.Command); err != nil {
+		return tools.Result{}, err
+	}
+	dir, err := t.workDir(args.WorkDir)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return t.run(ctx, args.Command, dir, timeout)
+}
+
+// workDir resolves the work_dir argument inside the workspace.
+func (t *Tool) workDir(p string) (string, error) {
+	if p == "" {
+		return t.ws.Dir(), nil
+	}
+	rel, err := t.ws.Resolve(p)
+	if err != nil {
+		return "", err
+	}
+	fi, err := t.ws.Root().Stat(rel)
+	if err != nil {
+		return "", tools.Wrap(tools.ErrInvalidPath, err, "work_dir %q", p)
+	}
+	if !fi.IsDir() {
+		return "", tools.Errorf(tools.ErrInvalidPath, "work_dir %q is not a directory", p)
+	}
+	return t.ws.Abs(rel), nil
+}
