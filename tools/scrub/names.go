@@ -263,3 +263,8 @@ func lower(dst []byte, s string) []byte {
 	}
 	return dst
 }
+
+// IsSecretName reports whether a variable or key named name holds a
+// secret by its name (DB_PASSWORD, OPENAI_API_KEY, clientSecret, ...), by
+// the same rules the scrubber applies to assignments.
+func IsSecretName(name string) bool { return classifyKey(name) != notSecret }

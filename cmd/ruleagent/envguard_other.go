@@ -1,0 +1,7 @@
+//go:build !linux
+
+package main
+
+// guardEnvironment is Linux-only: elsewhere /proc/<pid>/environ does not
+// exist in this form.
+func guardEnvironment() {}
