@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,10 +33,22 @@ type BuildEnv struct {
 	Secrets SecretRegistrar
 	// Providers build the other tool types, keyed by type.
 	Providers map[string]Provider
+
+	// Refresh replaces the tools a spec expanded into, after the set was
+	// built: an MCP server announcing new tools, a sub-agent's target chain
+	// redeployed. Build sets it for each spec it hands to a provider; the
+	// new tools are visible from the next LLM turn. Names must stay unique
+	// across the set, or the refresh is refused.
+	Refresh func(tools []Tool) error
+	// AddCloser registers something Set.Close must close (a provider's
+	// shared client, for example). Build sets it.
+	AddCloser func(io.Closer)
 }
 
 // Entry is one tool of a Set, with what the wrapper needs to call it.
 type Entry struct {
+	// Group is the tools-array entry the tool came from, e.g. "tools[2]".
+	Group    string
 	Tool     Tool
 	Info     Info
 	Type     string
@@ -54,7 +67,10 @@ type entryMetrics struct {
 // Set is the tools of one agent node. It is safe for concurrent use.
 type Set struct {
 	cat     atomic.Pointer[catalog]
+	mu      sync.Mutex // serialises refreshes and closing
 	closers []io.Closer
+	specs   map[string]Spec
+	order   []string // groups in declaration order
 }
 
 type catalog struct {
@@ -73,7 +89,7 @@ func Build(ctx context.Context, specs []Spec, env BuildEnv) (*Set, error) {
 	if env.Registry == nil {
 		env.Registry = Builtins
 	}
-	s := &Set{}
+	s := &Set{specs: map[string]Spec{}}
 	var entries []*Entry
 	fail := func(err error) (*Set, error) {
 		s.Close()
@@ -81,7 +97,15 @@ func Build(ctx context.Context, specs []Spec, env BuildEnv) (*Set, error) {
 	}
 	for i, spec := range specs {
 		path := fmt.Sprintf("tools[%d]", i)
-		made, err := buildSpec(ctx, spec, env)
+		s.specs[path], s.order = spec, append(s.order, path)
+		penv := env
+		penv.Refresh = func(tools []Tool) error { return s.refresh(path, tools) }
+		penv.AddCloser = func(c io.Closer) {
+			s.mu.Lock()
+			s.closers = append(s.closers, c)
+			s.mu.Unlock()
+		}
+		made, err := buildSpec(ctx, spec, penv)
 		if err != nil {
 			return fail(Prefix(path, err))
 		}
@@ -89,7 +113,7 @@ func Build(ctx context.Context, specs []Spec, env BuildEnv) (*Set, error) {
 			if c, ok := t.(io.Closer); ok {
 				s.closers = append(s.closers, c)
 			}
-			e, err := newEntry(t, spec)
+			e, err := newEntry(path, t, spec)
 			if err != nil {
 				return fail(Prefix(path, err))
 			}
@@ -127,7 +151,7 @@ func buildSpec(ctx context.Context, spec Spec, env BuildEnv) ([]Tool, error) {
 	return []Tool{t}, nil
 }
 
-func newEntry(t Tool, spec Spec) (*Entry, error) {
+func newEntry(group string, t Tool, spec Spec) (*Entry, error) {
 	info := t.Info()
 	if spec.Type == TypeBuiltin && spec.Description != "" {
 		// A spec may describe a builtin in the words of its agent.
@@ -147,7 +171,7 @@ func newEntry(t Tool, spec Spec) (*Entry, error) {
 	if timeout == 0 && (spec.Type == TypeRuleChain || spec.Type == TypeAgent) {
 		timeout = DefaultChainTimeout
 	}
-	e := &Entry{Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, schema: schema}
+	e := &Entry{Group: group, Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, schema: schema}
 	e.metrics = entryMetrics{
 		ok:       metrics.ToolCalls.WithLabelValues(info.Name, "ok"),
 		failed:   metrics.ToolCalls.WithLabelValues(info.Name, "error"),
@@ -239,18 +263,59 @@ func (s *Set) SystemPrompt(ctx context.Context) string {
 	return strings.Join(parts, "\n\n")
 }
 
+// refresh replaces the tools of one group, keeping declaration order. The
+// tools it replaces are not closed: their provider owns them.
+func (s *Set) refresh(group string, tools []Tool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.cat.Load()
+	if old == nil {
+		return errors.New("the tool set is not built yet")
+	}
+	spec := s.specs[group]
+	var fresh []*Entry
+	for _, t := range tools {
+		e, err := newEntry(group, t, spec)
+		if err != nil {
+			return Prefix(group, err)
+		}
+		fresh = append(fresh, e)
+	}
+	var entries []*Entry
+	for _, g := range s.order {
+		if g == group {
+			entries = append(entries, fresh...)
+			continue
+		}
+		for _, e := range old.entries {
+			if e.Group == g {
+				entries = append(entries, e)
+			}
+		}
+	}
+	cat, err := newCatalog(entries)
+	if err != nil {
+		return err
+	}
+	s.cat.Store(cat)
+	return nil
+}
+
 // Close closes every tool that holds resources (workspaces, MCP clients,
 // processes). It is safe to call more than once.
 func (s *Set) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.mu.Lock()
+	closers := s.closers
+	s.closers = nil
+	s.mu.Unlock()
 	var errs []error
-	for _, c := range s.closers {
+	for _, c := range closers {
 		if err := c.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	s.closers = nil
 	return errors.Join(errs...)
 }

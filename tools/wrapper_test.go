@@ -19,7 +19,7 @@ func testSet(t testing.TB, tools ...Tool) *Set {
 	t.Helper()
 	var entries []*Entry
 	for _, tl := range tools {
-		e, err := newEntry(tl, Spec{Type: TypeBuiltin, Timeout: testTimeout(tl)})
+		e, err := newEntry("tools[0]", tl, Spec{Type: TypeBuiltin, Timeout: testTimeout(tl)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/rulego/rulego/api/types"
 
@@ -68,8 +67,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return err
 		}
 	}
-	engine, ok := store.Engine(id)
-	if !ok {
+	if _, ok := store.Engine(id); !ok {
 		for _, e := range loadErrs {
 			fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 		}
@@ -84,38 +82,17 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		render = newTerminal(stdout, isTerminal(stdout))
 		sink = render
 	}
-	msg := types.NewMsg(0, "CHAT", dataType(text), types.NewMetadata(), text)
+	md := map[string]string{}
 	if *threadID != "" {
-		msg.Metadata.PutValue("threadId", *threadID)
+		md["threadId"] = *threadID
 	}
-	var (
-		mu     sync.Mutex
-		final  types.RuleMsg
-		runErr error
-		ended  bool
-	)
-	engine.OnMsgAndWait(msg, types.WithContext(events.WithSink(ctx, sink)),
-		types.WithOnEnd(func(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
-			if rel == types.Stream {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && runErr == nil {
-				runErr = err
-			}
-			if !ended || err == nil {
-				final, ended = m, true
-			}
-		}))
+	res, runErr := store.RunChain(ctx, id, text, md, sink)
+	final := res.Msg
 	if render != nil {
 		render.finish(final, runErr)
 	}
 	if runErr != nil {
 		return explain(runErr)
-	}
-	if !ended {
-		return errors.New("the chain ended without a result")
 	}
 	return nil
 }
