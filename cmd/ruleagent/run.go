@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rulego/rulego/api/types"
-
 	"github.com/ruleagent/ruleagent/agent"
 	_ "github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
@@ -136,14 +134,6 @@ func readInput(in string, stdin io.Reader) (string, error) {
 		return "", usagef("stdin was empty")
 	}
 	return string(b), nil
-}
-
-func dataType(s string) types.DataType {
-	t := strings.TrimSpace(s)
-	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
-		return types.JSON
-	}
-	return types.TEXT
 }
 
 func isTerminal(w any) bool {
