@@ -53,6 +53,9 @@ type Config struct {
 	MaxToolCalls int
 	// Timeout bounds the whole run; negative disables it.
 	Timeout time.Duration
+	// MaxConcurrentSubagents bounds the sub-agents a run has running at
+	// once; 0 means no limit.
+	MaxConcurrentSubagents int
 }
 
 // Agent runs ReAct loops. It is safe for concurrent runs; all run state is

@@ -33,7 +33,8 @@ const finalTurnPrompt = "You have used all the steps available for this task. Do
 func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOutput, error) {
 	cfg := &r.agent.cfg
 	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
-		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind}
+		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
+		MaxSubagents: cfg.MaxConcurrentSubagents}
 
 	conv := make([]events.Message, 0, len(input.Messages)+8)
 	if sp := r.systemPrompt(ctx, input.SystemPrompt); sp != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/chaintool"
 )
 
 // Config is the configuration of an ai/agent node. Its tags describe each
@@ -23,37 +24,41 @@ type Config struct {
 	SystemPrompt string `json:"systemPrompt" label:"System prompt" desc:"The agent's instructions. A RuleGo template: ${metadata.x}, ${vars.x}, ${global.x} are filled in for each message. A caller's system messages are kept after it; they cannot replace it." component:"{\"type\":\"textarea\"}"`
 	// Params holds temperature, topP, maxTokens, stop, presencePenalty,
 	// frequencyPenalty, seed and extraFields.
-	Params              map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest). Unset parameters are not sent."`
-	MaxStep             int            `json:"maxStep" label:"Max steps" desc:"Maximum LLM turns per run. When reached, one last turn without tools forces an answer, marked truncated."`
-	MaxToolOutputLength int            `json:"maxToolOutputLength" label:"Max tool output" desc:"Each tool result is cut to this many characters (keeping its head and tail)."`
-	Tools               []any          `json:"tools" label:"Tools" desc:"Tool objects: {type: builtin|rulechain|agent|mcp, name, description, targetId, parameters, timeout, config, bind}."`
-	Failover            []any          `json:"failover" label:"Failover endpoints" desc:"Backup endpoints tried in order when the primary fails: [{url, key, model, params}]."`
-	MaxRetries          int            `json:"maxRetries" label:"Max retries" desc:"Retries of a retryable LLM failure (429, 5xx, network) per endpoint; 0 disables retries."`
-	RetryBackoff        string         `json:"retryBackoff" label:"Retry backoff" desc:"First retry delay, doubling each attempt with jitter (a Retry-After header takes precedence)."`
-	CircuitCooldown     string         `json:"circuitCooldown" label:"Circuit cooldown" desc:"How long a failed endpoint is skipped (doubling while it keeps failing, up to 10m); 0 disables."`
-	Timeout             string         `json:"timeout" label:"Run timeout" desc:"Maximum duration of one run, e.g. 10m."`
-	ParallelToolCalls   bool           `json:"parallelToolCalls" label:"Parallel tool calls" desc:"Run the tool calls of one turn concurrently."`
-	RepeatLimit         int            `json:"repeatLimit" label:"Repeat limit" desc:"Refuse the Nth call of the same tool with the same arguments in a run (doom-loop guard); -1 disables."`
-	MaxToolCalls        int            `json:"maxToolCalls" label:"Max tool calls" desc:"Maximum tool calls per run; 0 means no limit beyond maxStep."`
-	Workspace           string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
-	Aspects             []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
+	Params                 map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest). Unset parameters are not sent."`
+	MaxStep                int            `json:"maxStep" label:"Max steps" desc:"Maximum LLM turns per run. When reached, one last turn without tools forces an answer, marked truncated."`
+	MaxToolOutputLength    int            `json:"maxToolOutputLength" label:"Max tool output" desc:"Each tool result is cut to this many characters (keeping its head and tail)."`
+	Tools                  []any          `json:"tools" label:"Tools" desc:"Tool objects: {type: builtin|rulechain|agent|mcp, name, description, targetId, parameters, timeout, config, bind}."`
+	Failover               []any          `json:"failover" label:"Failover endpoints" desc:"Backup endpoints tried in order when the primary fails: [{url, key, model, params}]."`
+	MaxRetries             int            `json:"maxRetries" label:"Max retries" desc:"Retries of a retryable LLM failure (429, 5xx, network) per endpoint; 0 disables retries."`
+	RetryBackoff           string         `json:"retryBackoff" label:"Retry backoff" desc:"First retry delay, doubling each attempt with jitter (a Retry-After header takes precedence)."`
+	CircuitCooldown        string         `json:"circuitCooldown" label:"Circuit cooldown" desc:"How long a failed endpoint is skipped (doubling while it keeps failing, up to 10m); 0 disables."`
+	Timeout                string         `json:"timeout" label:"Run timeout" desc:"Maximum duration of one run, e.g. 10m."`
+	ParallelToolCalls      bool           `json:"parallelToolCalls" label:"Parallel tool calls" desc:"Run the tool calls of one turn concurrently."`
+	RepeatLimit            int            `json:"repeatLimit" label:"Repeat limit" desc:"Refuse the Nth call of the same tool with the same arguments in a run (doom-loop guard); -1 disables."`
+	MaxToolCalls           int            `json:"maxToolCalls" label:"Max tool calls" desc:"Maximum tool calls per run; 0 means no limit beyond maxStep."`
+	MaxDepth               int            `json:"maxDepth" label:"Max nesting" desc:"How deep rulechain and agent tools may nest (A calls B calls C); a deeper call, or a cycle, is refused."`
+	MaxConcurrentSubagents int            `json:"maxConcurrentSubagents" label:"Concurrent sub-agents" desc:"Sub-agents one run may have running at once; further calls wait for a free slot."`
+	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
+	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
 }
 
 // defaultConfig holds the documented defaults.
 func defaultConfig() Config {
 	return Config{
-		URL:                 "${global.llm_url}",
-		Key:                 "${global.api_key}",
-		Model:               "${global.model}",
-		MaxStep:             agent.DefaultMaxStep,
-		MaxToolOutputLength: agent.DefaultMaxToolOutputLength,
-		MaxRetries:          2,
-		RetryBackoff:        "500ms",
-		CircuitCooldown:     "60s",
-		Timeout:             "10m",
-		ParallelToolCalls:   true,
-		RepeatLimit:         agent.DefaultRepeatLimit,
-		Workspace:           "workspace",
+		URL:                    "${global.llm_url}",
+		Key:                    "${global.api_key}",
+		Model:                  "${global.model}",
+		MaxStep:                agent.DefaultMaxStep,
+		MaxToolOutputLength:    agent.DefaultMaxToolOutputLength,
+		MaxRetries:             2,
+		RetryBackoff:           "500ms",
+		CircuitCooldown:        "60s",
+		Timeout:                "10m",
+		ParallelToolCalls:      true,
+		RepeatLimit:            agent.DefaultRepeatLimit,
+		MaxDepth:               chaintool.DefaultMaxDepth,
+		MaxConcurrentSubagents: 4,
+		Workspace:              "workspace",
 	}
 }
 
@@ -146,6 +151,10 @@ func (c *Config) parse() (*parsed, error) {
 		return nil, fmt.Errorf("repeatLimit: must be -1 (off) or at least 2")
 	case c.MaxToolCalls < 0:
 		return nil, fmt.Errorf("maxToolCalls: must not be negative")
+	case c.MaxDepth < 1:
+		return nil, fmt.Errorf("maxDepth: must be at least 1")
+	case c.MaxConcurrentSubagents < 1:
+		return nil, fmt.Errorf("maxConcurrentSubagents: must be at least 1")
 	}
 	if len(c.Tools) > 0 {
 		raw, _ := json.Marshal(c.Tools)

@@ -14,6 +14,7 @@ import (
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 	"github.com/rulego/rulego/components/base"
+	"github.com/rulego/rulego/engine"
 	"github.com/rulego/rulego/utils/el"
 	"github.com/rulego/rulego/utils/maps"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/chaintool"
 	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
@@ -42,6 +44,7 @@ type AgentNode struct {
 	prompt   el.Template
 	scrubber *scrub.Scrubber
 	noLLM    error
+	chains   *chaintool.Provider
 	chainID  string
 	nodeID   string
 	nodeName string
@@ -101,7 +104,13 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	for _, ep := range p.llm.Endpoints {
 		n.scrubber.AddSecrets(ep.Key)
 	}
-	n.tools, err = tools.Build(context.Background(), p.specs, tools.BuildEnv{WorkDir: n.Config.Workspace, Secrets: n.scrubber})
+	var pool types.RuleEnginePool = engine.DefaultPool
+	if cc := base.NodeUtils.GetChainCtx(configuration); cc != nil && cc.GetRuleEnginePool() != nil {
+		pool = cc.GetRuleEnginePool()
+	}
+	n.chains = chaintool.NewProvider(chaintool.Options{Invoker: &chainInvoker{pool: pool}, ChainID: n.chainID, MaxDepth: n.Config.MaxDepth})
+	providers := map[string]tools.Provider{tools.TypeRuleChain: n.chains, tools.TypeAgent: n.chains}
+	n.tools, err = tools.Build(context.Background(), p.specs, tools.BuildEnv{WorkDir: n.Config.Workspace, Secrets: n.scrubber, Providers: providers})
 	if err != nil {
 		return err
 	}
@@ -118,7 +127,8 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	if err == nil {
 		n.agent, err = agent.New(agent.Config{LLM: client, Tools: n.tools, Aspects: am, MaxStep: n.Config.MaxStep,
 			MaxToolOutputLength: n.Config.MaxToolOutputLength, ParallelToolCalls: n.Config.ParallelToolCalls,
-			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout})
+			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout,
+			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents})
 	}
 	if err != nil {
 		n.tools.Close()
@@ -141,6 +151,9 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		t.failure(msg, &agent.RunError{Code: CodeNoLLM, Err: n.noLLM})
 		return
 	}
+	// Sub-agent tools take their name, description and schema from their
+	// target chains, which may have been (re)deployed since the last run.
+	n.chains.RefreshAgents()
 	messages, err := agent.ParseInput([]byte(msg.GetData()))
 	if err != nil {
 		t.failure(msg, &agent.RunError{Code: CodeBadInput, Err: err})

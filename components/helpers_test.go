@@ -161,7 +161,7 @@ func checkEvents(t *testing.T, rec *events.Recorder) {
 	aguicheck.VerifyWithClient(t, js)
 }
 
-func oneTerminal(t *testing.T, r *result, rel string) end {
+func oneTerminal(t *testing.T, r *result, rel string) *end {
 	t.Helper()
 	ends := r.terminal()
 	if len(ends) != 1 {
@@ -170,5 +170,5 @@ func oneTerminal(t *testing.T, r *result, rel string) end {
 	if ends[0].rel != rel {
 		t.Fatalf("ended with %s (err %v), want %s", ends[0].rel, ends[0].err, rel)
 	}
-	return ends[0]
+	return &ends[0]
 }

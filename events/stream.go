@@ -2,6 +2,7 @@ package events
 
 import (
 	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -30,6 +31,32 @@ type Stream struct {
 	reasoning []string // reasoning messages
 	toolCalls []string
 	steps     []string
+	reserved  map[string]bool
+}
+
+// StepNamer is implemented by sinks that hand out step names unique among
+// the steps currently open (events.Stream). AG-UI refuses a STEP_STARTED
+// whose name is already open, and parallel tool calls running the same
+// chain run nodes of the same name.
+type StepNamer interface {
+	ReserveStep(base string) string
+}
+
+// ReserveStep returns base, or base with a number appended, such that no
+// open or reserved step has that name. The name is released when its
+// STEP_FINISHED is emitted.
+func (s *Stream) ReserveStep(base string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reserved == nil {
+		s.reserved = map[string]bool{}
+	}
+	name := base
+	for n := 2; s.reserved[name] || slices.Contains(s.steps, name); n++ {
+		name = base + " (" + strconv.Itoa(n) + ")"
+	}
+	s.reserved[name] = true
+	return name
 }
 
 // NewStream returns the stream of run runID in thread threadID, writing to out.
@@ -117,6 +144,7 @@ func (s *Stream) track(e *Event) {
 		s.steps = append(s.steps, e.StepName)
 	case StepFinished:
 		s.steps = remove(s.steps, e.StepName)
+		delete(s.reserved, e.StepName)
 	}
 }
 

@@ -13,6 +13,10 @@ type CallInfo struct {
 	ChainID    string
 	NodeID     string
 	UserID     string
+	// Run is the run's shared state (bound parameter values, the event
+	// sink, limits), for tools that run more of the agent: chain tools and
+	// sub-agents.
+	Run *Run
 }
 
 // SessionKey is the key under which per-session tool state is kept: the

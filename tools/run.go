@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"hash/fnv"
 	"strconv"
@@ -37,11 +38,16 @@ type Run struct {
 	// Meta is the incoming message metadata and chain context, used to
 	// fill bound parameters (see Spec.Bind).
 	Meta BindValues
+	// MaxSubagents bounds the sub-agents running at once in this run; 0
+	// means no limit.
+	MaxSubagents int
 
-	calls   atomic.Int64
-	ids     atomic.Int64
-	repeats sync.Map // uint64 hash -> *atomic.Int32
-	buf     sync.Pool
+	calls     atomic.Int64
+	ids       atomic.Int64
+	subOnce   sync.Once
+	subagents chan struct{}
+	repeats   sync.Map // uint64 hash -> *atomic.Int32
+	buf       sync.Pool
 }
 
 // BindValues are the sources of bound parameters.
@@ -82,4 +88,20 @@ func (r *Run) repeat(name string, args []byte) int {
 	r.buf.Put(bp)
 	v, _ := r.repeats.LoadOrStore(h.Sum64(), new(atomic.Int32))
 	return int(v.(*atomic.Int32).Add(1))
+}
+
+// AcquireSubagent takes one of the run's sub-agent slots, waiting for one
+// while all are busy (or until ctx is done). Call release when the
+// sub-agent has finished.
+func (r *Run) AcquireSubagent(ctx context.Context) (release func(), err error) {
+	if r == nil || r.MaxSubagents <= 0 {
+		return func() {}, nil
+	}
+	r.subOnce.Do(func() { r.subagents = make(chan struct{}, r.MaxSubagents) })
+	select {
+	case r.subagents <- struct{}{}:
+		return func() { <-r.subagents }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -150,7 +150,7 @@ func execute(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage
 		defer cancel()
 	}
 	ctx = WithCall(ctx, &CallInfo{RunID: r.Point.RunID, ThreadID: r.Point.ThreadID, ToolCallID: c.ID, ToolName: c.Name,
-		ChainID: r.Point.ChainID, NodeID: r.Point.NodeID, UserID: r.Point.UserID})
+		ChainID: r.Point.ChainID, NodeID: r.Point.NodeID, UserID: r.Point.UserID, Run: r})
 	defer func() {
 		if v := recover(); v != nil {
 			slog.Error("tool panicked", "tool", c.Name, "panic", v, "stack", string(debug.Stack()))
