@@ -19,10 +19,10 @@ var marks = struct {
 	seen map[string][]types.RuleMsg
 }{seen: map[string][]types.RuleMsg{}}
 
-func (*markNode) Type() string                                  { return "test/mark" }
-func (*markNode) New() types.Node                               { return &markNode{} }
+func (*markNode) Type() string                                 { return "test/mark" }
+func (*markNode) New() types.Node                              { return &markNode{} }
 func (*markNode) Init(types.Config, types.Configuration) error { return nil }
-func (*markNode) Destroy()                                      {}
+func (*markNode) Destroy()                                     {}
 func (*markNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	marks.Lock()
 	marks.seen[ctx.RuleChain().GetNodeId().Id] = append(marks.seen[ctx.RuleChain().GetNodeId().Id], msg.Copy())

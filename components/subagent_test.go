@@ -18,7 +18,9 @@ func agentChainDef(id, name, description, url string, tools ...any) map[string]a
 	return chain(id, name, info, []map[string]any{agentNode(url, "I am "+id+".", map[string]any{"tools": tools, "maxDepth": 2})})
 }
 
-func agentTool(target string) map[string]any { return map[string]any{"type": "agent", "targetId": target} }
+func agentTool(target string) map[string]any {
+	return map[string]any{"type": "agent", "targetId": target}
+}
 
 func TestSubAgentNestedEvents(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Route(

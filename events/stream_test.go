@@ -104,7 +104,7 @@ func TestNestedAttribution(t *testing.T) {
 	l1.Emit(Event{Type: RunError, Message: "failed", Code: "x"})
 	evs := rec.Events()
 	want := []struct {
-		ty                        Type
+		ty                         Type
 		sub, parentSub, parentTool string
 		toolCall                   string
 	}{
