@@ -2,6 +2,7 @@
 //
 //	ruleagent [serve] [--addr 127.0.0.1:8080] [--chains DIR] [--data DIR] [--global k=v ...]
 //	ruleagent run CHAIN [--input TEXT|-] [--json]
+//	ruleagent mcp --stdio [--chains DIR] [--global k=v ...]
 //	ruleagent validate FILE...
 //	ruleagent tools [--json]
 //	ruleagent tools call NAME --config JSON --args JSON
@@ -52,6 +53,7 @@ func commands() []command {
 	return []command{
 		{"serve", "serve the chains folder over HTTP (the default command)", runServe},
 		{"run", "run a chain once, streaming it to the terminal", runRun},
+		{"mcp", "serve the chains as MCP tools over stdio (for desktop clients)", runMCP},
 		{"tools", "list tool types and built-in tools, or call one", runTools},
 		{"version", "print the version", runVersion},
 	}

@@ -23,10 +23,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	asJSON := fs.Bool("json", false, "print the AG-UI events as JSON lines instead of the terminal view")
 	chains := fs.String("chains", "", "folder of chains the run may call (default: the chain file's folder, or ./chains)")
 	threadID := fs.String("thread", "", "thread id of the run")
-	var globalsF globalFlag
+	var globalsF, metaF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
+	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--chains DIR] [--global k=v]")
+		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--chains DIR] [--global k=v] [--meta k=v]")
 		fmt.Fprintln(stderr, "CHAIN is a chain id from --chains or a path to a .json file.")
 		fs.PrintDefaults()
 	}
@@ -81,6 +82,10 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		sink = render
 	}
 	md := map[string]string{}
+	for _, kv := range metaF {
+		k, v, _ := strings.Cut(kv, "=")
+		md[strings.TrimSpace(k)] = v
+	}
 	if *threadID != "" {
 		md["threadId"] = *threadID
 	}

@@ -49,6 +49,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	srv := &http.Server{Handler: server.Handler(server.Options{Store: store, Token: *token}), ReadHeaderTimeout: 10 * time.Second}
+	// MCP clients keep an event stream open; end their sessions so that
+	// Shutdown does not wait for them.
+	srv.RegisterOnShutdown(store.CloseMCPSessions)
 	fmt.Fprintf(stdout, "ruleagent serving %s on http://%s\n", *chains, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -22,20 +22,22 @@ type terminal struct {
 	w        io.Writer
 	color    bool
 	calls    map[string]*termCall
-	depth    map[string]int // subagentRunId -> nesting depth
+	depth    map[string]int    // subagentRunId -> nesting depth
+	names    map[string]string // subagentRunId -> sub-agent name
 	midLine  bool
 	inThink  bool
 	finished events.Event
 }
 
 type termCall struct {
-	name  string
-	args  strings.Builder
-	start time.Time
+	name     string
+	toolType string
+	args     strings.Builder
+	start    time.Time
 }
 
 func newTerminal(w io.Writer, color bool) *terminal {
-	return &terminal{w: w, color: color, calls: map[string]*termCall{}, depth: map[string]int{}}
+	return &terminal{w: w, color: color, calls: map[string]*termCall{}, depth: map[string]int{}, names: map[string]string{}}
 }
 
 const (
@@ -64,6 +66,10 @@ func (t *terminal) Emit(e events.Event) {
 		t.newline()
 		t.endThink()
 		fmt.Fprint(t.w, ind)
+		if name := t.names[e.SubagentRunID]; name != "" {
+			// Parallel sub-agents interleave: say whose text this is.
+			fmt.Fprint(t.w, t.paint(cyan, name+" ▸ "))
+		}
 	case events.TextMessageContent:
 		t.write(ind, e.Delta, "")
 	case events.TextMessageEnd:
@@ -78,7 +84,7 @@ func (t *terminal) Emit(e events.Event) {
 	case events.ReasoningMessageEnd:
 		t.endThink()
 	case events.ToolCallStart:
-		t.calls[e.ToolCallID] = &termCall{name: e.ToolCallName, start: time.Now()}
+		t.calls[e.ToolCallID] = &termCall{name: e.ToolCallName, toolType: e.Meta.ToolType, start: time.Now()}
 	case events.ToolCallArgs:
 		if c := t.calls[e.ToolCallID]; c != nil {
 			c.args.WriteString(e.Delta)
@@ -94,8 +100,11 @@ func (t *terminal) Emit(e events.Event) {
 		if c != nil {
 			name = c.name
 		}
-		if e.Meta.DurationMs > 0 || c != nil {
+		switch {
+		case e.Meta.DurationMs > 0:
 			took = fmt.Sprintf(" (%s)", time.Duration(e.Meta.DurationMs)*time.Millisecond)
+		case c != nil:
+			took = " (<1ms)"
 		}
 		mark := t.paint(green, "✓")
 		if e.Meta.IsError {
@@ -106,15 +115,18 @@ func (t *terminal) Emit(e events.Event) {
 	case events.SubagentStarted:
 		parent := t.depth[e.ParentSubagentRunID]
 		t.depth[e.SubagentRunID] = parent + 1
+		t.names[e.SubagentRunID] = e.Name
 		t.newline()
 		fmt.Fprintf(t.w, "%s%s %s\n", strings.Repeat("    ", parent+1), t.paint(cyan, "↳ sub-agent"), t.paint(bold, e.Name))
 	case events.SubagentError:
 		t.newline()
 		fmt.Fprintf(t.w, "%s%s %s\n", ind, t.paint(red, "✗ sub-agent failed:"), e.Message)
 	case events.StepStarted:
-		if e.Meta.NodeID != "" {
+		// The nodes of a rulechain tool, under its call. A sub-agent's
+		// node is shown by the sub-agent line instead.
+		if c := t.calls[e.Meta.ToolCallID]; e.Meta.NodeID != "" && (c == nil || c.toolType != "agent") {
 			t.newline()
-			fmt.Fprintf(t.w, "%s%s\n", ind, t.paint(dim, "· "+e.StepName))
+			fmt.Fprintf(t.w, "%s  %s\n", ind, t.paint(dim, "· "+e.StepName))
 		}
 	case events.Custom:
 		if strings.HasPrefix(e.Name, "ruleagent.llm_") {
@@ -196,6 +208,9 @@ func compactJSON(s string) string {
 	if json.Unmarshal([]byte(s), &v) != nil {
 		return s
 	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSpace(b.String())
 }

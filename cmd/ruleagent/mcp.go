@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/ruleagent/ruleagent/server"
+)
+
+// runMCP serves the chains as MCP tools over stdio, for desktop clients that
+// start the server themselves. stdout carries only protocol messages:
+// everything else goes to stderr.
+func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	stdio := fs.Bool("stdio", false, "serve MCP over stdin and stdout (required; HTTP clients use /mcp of 'ruleagent serve')")
+	chains := fs.String("chains", "chains", "folder of chain files")
+	var globalsF globalFlag
+	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: ruleagent mcp --stdio [--chains DIR] [--global k=v]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("%v", err)
+	}
+	if !*stdio {
+		return usagef("mcp needs --stdio (over HTTP, 'ruleagent serve' answers MCP at /mcp)")
+	}
+	if fs.NArg() > 0 {
+		return usagef("mcp takes no arguments, got %q", fs.Args())
+	}
+	defer keepStdoutForProtocol(stdout, stderr)()
+
+	g := processGlobals(globalsF)
+	store, errs := server.OpenStore(*chains, server.NewConfig(g))
+	defer store.Close()
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
+	}
+	if g["llm_url"] == "" || g["model"] == "" {
+		fmt.Fprintln(stderr, "ruleagent: no LLM configured: agent calls will fail until OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (or --global llm_url=..., model=...) are set")
+	}
+	srv := mcpserver.NewStdioServer(store.MCP())
+	srv.SetErrorLogger(log.New(stderr, "ruleagent mcp: ", 0))
+	// Listen returns nil at the end of stdin (the client went away) and
+	// cancels the calls still running.
+	if err := srv.Listen(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// keepStdoutForProtocol sends the process's stray output (os.Stdout, and
+// the log package, which slog's default logger writes through) to stderr
+// while stdout carries the protocol, and returns what restores them. A
+// single line printed by a library on stdout would corrupt the client's
+// stream.
+func keepStdoutForProtocol(stdout, stderr io.Writer) (restore func()) {
+	prevLog := log.Writer()
+	log.SetOutput(stderr)
+	prevStdout := os.Stdout
+	if f, ok := stdout.(*os.File); ok && f == os.Stdout {
+		if e, ok := stderr.(*os.File); ok {
+			os.Stdout = e
+		}
+	}
+	return func() {
+		os.Stdout = prevStdout
+		log.SetOutput(prevLog)
+	}
+}
