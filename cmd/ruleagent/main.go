@@ -53,6 +53,7 @@ func commands() []command {
 	return []command{
 		{"serve", "serve the chains folder over HTTP (the default command)", runServe},
 		{"run", "run a chain once, streaming it to the terminal", runRun},
+		{"validate", "check chain files statically", runValidate},
 		{"mcp", "serve the chains as MCP tools over stdio (for desktop clients)", runMCP},
 		{"tools", "list tool types and built-in tools, or call one", runTools},
 		{"version", "print the version", runVersion},

@@ -1,0 +1,257 @@
+package components
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/utils/maps"
+
+	"github.com/ruleagent/ruleagent/tools"
+)
+
+// Problem is one finding of Validate, located by file and JSON path.
+type Problem struct {
+	File string `json:"file"`
+	Path string `json:"path"`
+	Msg  string `json:"message"`
+}
+
+func (p Problem) Error() string {
+	switch {
+	case p.Path == "":
+		return p.File + ": " + p.Msg
+	case p.File == "":
+		return p.Path + ": " + p.Msg
+	}
+	return p.File + ": " + p.Path + ": " + p.Msg
+}
+
+// ChainFile is a chain definition to check.
+type ChainFile struct {
+	Path string
+	DSL  []byte
+}
+
+// chainDef is the part of the DSL the checks read.
+type chainDef struct {
+	RuleChain struct {
+		ID string `json:"id"`
+	} `json:"ruleChain"`
+	Metadata struct {
+		FirstNodeIndex int `json:"firstNodeIndex"`
+		Nodes          []struct {
+			ID            string         `json:"id"`
+			Type          string         `json:"type"`
+			Configuration map[string]any `json:"configuration"`
+		} `json:"nodes"`
+		Connections []struct {
+			FromID string `json:"fromId"`
+			ToID   string `json:"toId"`
+			Type   string `json:"type"`
+		} `json:"connections"`
+	} `json:"metadata"`
+}
+
+// edge is a call from one chain to another: a rulechain or agent tool, or
+// a flow node.
+type edge struct {
+	from, to string
+	file     string
+	path     string
+}
+
+// Validate checks chain files without running them: the DSL structure,
+// component types, the configuration of ai/agent nodes and their tools
+// arrays (each builtin's config against its schema), that every targetId
+// names a chain (among files, context and known), and that chains do not
+// call each other in a cycle. context files are read for their ids and
+// calls only; known reports other deployed chain ids (may be nil).
+func Validate(files, context []ChainFile, known func(id string) bool) []Problem {
+	var problems []Problem
+	ids := map[string]string{} // chain id -> file
+	var edges []edge
+	read := func(f ChainFile, report bool) {
+		def, ps := checkFile(f)
+		if report {
+			problems = append(problems, ps...)
+		}
+		if def == nil {
+			return
+		}
+		id := def.RuleChain.ID
+		if id == "" {
+			id = fileID(f.Path)
+		}
+		if prev, dup := ids[id]; dup && report {
+			problems = append(problems, Problem{File: f.Path, Path: "ruleChain.id", Msg: fmt.Sprintf("chain id %q is also used by %s", id, prev)})
+		}
+		ids[id] = f.Path
+		edges = append(edges, callsOf(f.Path, id, def)...)
+	}
+	for _, f := range files {
+		read(f, true)
+	}
+	for _, f := range context {
+		if _, seen := ids[fileIDOf(f)]; !seen {
+			read(f, false)
+		}
+	}
+	reported := map[string]bool{}
+	for _, f := range files {
+		reported[f.Path] = true
+	}
+	for _, e := range edges {
+		if !reported[e.file] {
+			continue
+		}
+		if _, ok := ids[e.to]; !ok && (known == nil || !known(e.to)) {
+			problems = append(problems, Problem{File: e.file, Path: e.path, Msg: fmt.Sprintf("no chain %q among the files given or in the chains folder", e.to)})
+		}
+	}
+	return append(problems, cycles(edges, reported)...)
+}
+
+func fileIDOf(f ChainFile) string {
+	var d chainDef
+	if json.Unmarshal(f.DSL, &d) == nil && d.RuleChain.ID != "" {
+		return d.RuleChain.ID
+	}
+	return fileID(f.Path)
+}
+
+func fileID(path string) string {
+	base := path[strings.LastIndex(path, "/")+1:]
+	return strings.TrimSuffix(base, ".json")
+}
+
+// checkFile checks one file's structure, components and agent configs.
+func checkFile(f ChainFile) (*chainDef, []Problem) {
+	var ps []Problem
+	add := func(path, format string, args ...any) {
+		ps = append(ps, Problem{File: f.Path, Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	var def chainDef
+	if err := json.Unmarshal(f.DSL, &def); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(f.DSL, se.Offset)
+			add("", "not valid JSON at line %d, column %d: %v", line, col, se)
+		} else {
+			add("", "not a chain: %v", err)
+		}
+		return nil, ps
+	}
+	nodes := def.Metadata.Nodes
+	if len(nodes) == 0 {
+		add("metadata.nodes", "the chain has no nodes")
+	}
+	if n := def.Metadata.FirstNodeIndex; n < 0 || (len(nodes) > 0 && n >= len(nodes)) {
+		add("metadata.firstNodeIndex", "%d is not the index of a node (0..%d)", n, len(nodes)-1)
+	}
+	types := rulego.Registry.GetComponents()
+	seen := map[string]bool{}
+	for i, n := range nodes {
+		p := fmt.Sprintf("metadata.nodes[%d]", i)
+		switch {
+		case n.ID == "":
+			add(p+".id", "missing")
+		case seen[n.ID]:
+			add(p+".id", "duplicate node id %q", n.ID)
+		}
+		seen[n.ID] = true
+		if _, ok := types[n.Type]; !ok {
+			add(p+".type", "unknown component type %q", n.Type)
+			continue
+		}
+		if n.Type == AgentType {
+			for _, pr := range checkAgentConfig(n.Configuration) {
+				path := p + ".configuration"
+				if pr.Path != "" {
+					path += "." + pr.Path
+				}
+				add(path, "%s", pr.Msg)
+			}
+		}
+	}
+	for i, c := range def.Metadata.Connections {
+		p := fmt.Sprintf("metadata.connections[%d]", i)
+		if !seen[c.FromID] {
+			add(p+".fromId", "no node %q", c.FromID)
+		}
+		if !seen[c.ToID] {
+			add(p+".toId", "no node %q", c.ToID)
+		}
+		if c.Type == "" {
+			add(p+".type", "missing relation type")
+		}
+	}
+	return &def, ps
+}
+
+// checkAgentConfig checks an ai/agent node's configuration the way Init
+// does, without building anything (no workspace is created, no MCP server
+// contacted); builtin tool configs are checked against their schemas.
+func checkAgentConfig(cfg map[string]any) []Problem {
+	n := &AgentNode{Config: defaultConfig()}
+	if err := checkKeys(cfg); err != nil {
+		return []Problem{fieldProblem(err)}
+	}
+	if err := maps.Map2Struct(cfg, &n.Config); err != nil {
+		return []Problem{{Msg: err.Error()}}
+	}
+	p, err := n.Config.parse()
+	if err != nil {
+		return []Problem{fieldProblem(err)}
+	}
+	var ps []Problem
+	for i, s := range p.specs {
+		if s.Type != tools.TypeBuiltin {
+			continue
+		}
+		def, ok := tools.Builtins.Lookup(s.Name)
+		path := fmt.Sprintf("tools[%d]", i)
+		if !ok {
+			ps = append(ps, Problem{Path: path + ".name", Msg: fmt.Sprintf("unknown builtin %q (available: %s)", s.Name, strings.Join(tools.Builtins.Names(), ", "))})
+			continue
+		}
+		if len(s.Config) == 0 || len(def.ConfigSchema) == 0 {
+			continue
+		}
+		schema, err := tools.CompileSchema(def.ConfigSchema)
+		if err == nil {
+			err = schema.Validate(s.Config)
+		}
+		if err != nil {
+			ps = append(ps, Problem{Path: path + ".config", Msg: strings.TrimPrefix(err.Error(), "invalid arguments: ")})
+		}
+	}
+	return ps
+}
+
+// fieldProblem splits "field: message" errors into a path and a message.
+func fieldProblem(err error) Problem {
+	var ce *tools.ConfigError
+	if errors.As(err, &ce) {
+		return Problem{Path: ce.Path, Msg: ce.Msg}
+	}
+	s := err.Error()
+	if field, msg, ok := strings.Cut(s, ": "); ok && !strings.ContainsAny(field, " ") {
+		return Problem{Path: field, Msg: msg}
+	}
+	return Problem{Msg: s}
+}
+
+func position(b []byte, off int64) (line, col int) {
+	line, col = 1, 1
+	for i := int64(0); i < off && i < int64(len(b)); i++ {
+		if b[i] == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
