@@ -33,6 +33,8 @@ func init() {
 	if err := rulego.Registry.Register(&AgentNode{}); err != nil {
 		panic(fmt.Sprintf("ruleagent: registering %s: %v", AgentType, err))
 	}
+	// Every agent counts its runs, LLM requests and tokens.
+	aspects.Use(&aspects.Metrics{})
 }
 
 // AgentNode is the ai/agent node: a ReAct agent that answers each message.
