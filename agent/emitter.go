@@ -70,6 +70,7 @@ func (e *emitter) Reasoning(delta string) error {
 func (e *emitter) ToolCallStart(index int, id, name string) error {
 	e.closeReasoning()
 	e.closeText()
+	id = e.r.uniqueCallID(id)
 	if e.callIdx == nil {
 		e.callIdx = map[int]string{}
 	}

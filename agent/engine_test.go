@@ -275,3 +275,31 @@ func TestDoomLoopRefused(t *testing.T) {
 		t.Fatal("no refused TOOL_CALL_RESULT")
 	}
 }
+
+func TestReusedToolCallIDsAreMadeUnique(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		call := func(args string) llmtest.ToolCall { c := llmtest.Call("add", args); c.ID = "call_0"; return c }
+		h := newHarness(t, llmtest.Sequence(
+			llmtest.Calls(call(`{"a":1,"b":1}`)),
+			llmtest.Calls(call(`{"a":2,"b":2}`)),
+			llmtest.Reply("done"),
+		))
+		h.tools, h.stream = []string{"add"}, stream
+		if _, err, _ := h.run(context.Background(), "x"); err != nil {
+			t.Fatal(err)
+		}
+		last := h.srv.LastRequest()
+		var ids []string
+		for _, m := range last.Messages {
+			for _, tc := range m.ToolCalls {
+				ids = append(ids, tc.ID)
+			}
+			if m.Role == "tool" {
+				ids = append(ids, "result:"+m.ToolCallID)
+			}
+		}
+		if strings.Join(ids, ",") != "call_0,result:call_0,call_0_2,result:call_0_2" {
+			t.Fatalf("stream=%v: conversation ids %v", stream, ids)
+		}
+	}
+}

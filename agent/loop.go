@@ -23,6 +23,30 @@ type run struct {
 	mu    sync.Mutex // guards usage and model (parallel sub-steps never race, but aspects may read)
 	usage aspects.Usage
 	model string
+
+	// callIDs counts the tool-call ids used in the run: some servers reuse
+	// ids such as "call_0" every turn, which would make two calls of one
+	// run indistinguishable to clients and to the model.
+	callIDs map[string]int
+}
+
+// uniqueCallID returns id, or id with a suffix if the run already used it.
+func (r *run) uniqueCallID(id string) string {
+	if r.callIDs == nil {
+		r.callIDs = map[string]int{}
+	}
+	n := r.callIDs[id]
+	r.callIDs[id] = n + 1
+	if n == 0 {
+		return id
+	}
+	unique := id + "_" + strconv.Itoa(n+1)
+	for r.callIDs[unique] > 0 {
+		n++
+		unique = id + "_" + strconv.Itoa(n+1)
+	}
+	r.callIDs[unique] = 1
+	return unique
 }
 
 // finalTurnPrompt is appended to the conversation of the forced last turn.
@@ -143,6 +167,16 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	}
 	if final {
 		t.ToolCalls = nil
+	}
+	if r.in.Stream && len(em.calls) == len(t.ToolCalls) {
+		// The ids the calls were streamed under, made unique by the emitter.
+		for i := range t.ToolCalls {
+			t.ToolCalls[i].ID = em.calls[i]
+		}
+	} else {
+		for i := range t.ToolCalls {
+			t.ToolCalls[i].ID = r.uniqueCallID(t.ToolCalls[i].ID)
+		}
 	}
 	resp := &aspects.LLMResponse{Content: t.Content, Reasoning: t.Reasoning, ToolCalls: t.ToolCalls,
 		FinishReason: t.FinishReason, Model: t.Model, Usage: t.Usage}
