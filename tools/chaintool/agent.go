@@ -72,31 +72,13 @@ func (t *agentTool) Info() tools.Info { return t.info }
 
 func (t *agentTool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	ci := tools.CallFrom(ctx)
-	data, err := t.p.arguments(raw, t.binds, ci)
-	if err != nil {
-		return tools.Result{}, err
-	}
-	ctx, err = t.p.enter(ctx, t.spec.TargetID)
-	if err != nil {
-		return tools.Result{}, err
-	}
-	if ci != nil && ci.Run != nil {
-		release, err := ci.Run.AcquireSubagent(ctx)
-		if err != nil {
-			return tools.Result{}, tools.Wrap(tools.ErrTimeout, err, "waiting for a free sub-agent slot")
-		}
-		defer release()
-	}
 	runID := "sub-" + randomHex()
 	desc, _ := t.p.o.Invoker.Describe(t.spec.TargetID)
 	sink := &events.Nested{Parent: runSink(ci), RunID: runID, Name: t.name, Description: desc.Description,
 		ParentToolCallID: toolCallID(ci)}
-	res, err := t.p.o.Invoker.Invoke(ctx, tools.ChainRequest{ChainID: t.spec.TargetID, Data: data,
-		Metadata: childMetadata(ci, runID), Sink: sink, Steps: runSink(ci), ToolCallID: toolCallID(ci)})
-	if err != nil {
-		return tools.Result{}, err
-	}
-	return chainResult(res), nil
+	return t.p.invoke(ctx, raw, t.spec.TargetID, t.binds, true, func(data string) tools.ChainRequest {
+		return tools.ChainRequest{Data: data, Metadata: childMetadata(ci, runID), Sink: sink, Steps: runSink(ci), ToolCallID: toolCallID(ci)}
+	})
 }
 
 // FunctionName makes s a valid function name for the model: letters,

@@ -22,16 +22,35 @@ func (t *chainTool) Info() tools.Info { return t.info }
 
 func (t *chainTool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	ci := tools.CallFrom(ctx)
-	data, err := t.p.arguments(raw, t.binds, ci)
+	return t.p.invoke(ctx, raw, t.spec.TargetID, t.binds, false, func(data string) tools.ChainRequest {
+		return tools.ChainRequest{Data: data, Metadata: childMetadata(ci, ""), Sink: runSink(ci), ToolCallID: toolCallID(ci)}
+	})
+}
+
+// invoke is what both chain tool types do with a call: fill the bound
+// arguments, check the call path, take a sub-agent slot when asked, and
+// run the target chain with the request the tool type builds.
+func (p *Provider) invoke(ctx context.Context, raw json.RawMessage, target string, binds []binding, subagent bool,
+	request func(data string) tools.ChainRequest) (tools.Result, error) {
+	ci := tools.CallFrom(ctx)
+	data, err := p.arguments(raw, binds, ci)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	ctx, err = t.p.enter(ctx, t.spec.TargetID)
+	ctx, err = p.enter(ctx, target)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	res, err := t.p.o.Invoker.Invoke(ctx, tools.ChainRequest{ChainID: t.spec.TargetID, Data: data,
-		Metadata: childMetadata(ci, ""), Sink: runSink(ci), ToolCallID: toolCallID(ci)})
+	if subagent && ci != nil && ci.Run != nil {
+		release, err := ci.Run.AcquireSubagent(ctx)
+		if err != nil {
+			return tools.Result{}, tools.Wrap(tools.ErrTimeout, err, "waiting for a free sub-agent slot")
+		}
+		defer release()
+	}
+	req := request(data)
+	req.ChainID = target
+	res, err := p.o.Invoker.Invoke(ctx, req)
 	if err != nil {
 		return tools.Result{}, err
 	}
