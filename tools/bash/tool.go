@@ -12,7 +12,6 @@
 package bash
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -118,10 +117,8 @@ type callArgs struct {
 // Call implements tools.Tool: it checks the command, then runs it.
 func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	var args callArgs
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
-		return tools.Result{}, tools.Wrap(tools.ErrInvalidArgs, err, "arguments must be an object with command (string), work_dir (string) and timeout (integer milliseconds)")
+	if err := tools.DecodeArgs(raw, &args); err != nil {
+		return tools.Result{}, err
 	}
 	timeout := t.cfg.Timeout.D()
 	if args.Timeout != nil {

@@ -83,7 +83,7 @@ func init() {
 	})
 }
 
-var argsSchema = filetool.ArgsSchema[Args](map[string][]string{
+var argsSchema = tools.ArgsSchema[Args](map[string][]string{
 	"operation": {opLine, opSearch, opInsert, opDelete, opRestore, opListBackups},
 })
 
@@ -150,7 +150,7 @@ func (t *Tool) session(ctx context.Context) string {
 // Call implements tools.Tool.
 func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	var a Args
-	if err := filetool.DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return tools.Result{}, err
 	}
 	if err := ctx.Err(); err != nil {

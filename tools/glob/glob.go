@@ -49,7 +49,7 @@ const description = "Find files in the workspace by glob pattern, such as **/*.g
 	"Returns workspace-relative file paths, in path order or newest first with sort mtime. " +
 	"Files ignored by .gitignore are left out."
 
-var argsSchema = filetool.ArgsSchema[Args](map[string][]string{"sort": {sortPath, sortMtime}})
+var argsSchema = tools.ArgsSchema[Args](map[string][]string{"sort": {sortPath, sortMtime}})
 
 func init() {
 	tools.MustRegister(tools.Definition{
@@ -95,7 +95,7 @@ func (t *Tool) Close() error { return t.ws.Close() }
 // Call implements tools.Tool.
 func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	var a Args
-	if err := filetool.DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return tools.Result{}, err
 	}
 	pattern, err := cleanPattern(a.Pattern)

@@ -61,7 +61,7 @@ const description = "Search file contents in the workspace with a regular expres
 	"Returns matching lines as path:line: text, or with output_mode the matching files or per-file counts. " +
 	"Skips binary files and files ignored by .gitignore; narrow the search with path, include and exclude globs."
 
-var argsSchema = filetool.ArgsSchema[Args](map[string][]string{"output_mode": {modeContent, modeFiles, modeCount}})
+var argsSchema = tools.ArgsSchema[Args](map[string][]string{"output_mode": {modeContent, modeFiles, modeCount}})
 
 func init() {
 	tools.MustRegister(tools.Definition{
@@ -110,7 +110,7 @@ func (t *Tool) Close() error { return t.ws.Close() }
 // Call implements tools.Tool.
 func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	var a Args
-	if err := filetool.DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return tools.Result{}, err
 	}
 	s, err := t.newSearch(a)

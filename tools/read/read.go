@@ -75,7 +75,7 @@ func init() {
 	})
 }
 
-var argsSchema = filetool.ArgsSchema[Args](map[string][]string{"operation": {opFile, opSearch, opList}})
+var argsSchema = tools.ArgsSchema[Args](map[string][]string{"operation": {opFile, opSearch, opList}})
 
 // Tool is a read tool bound to one workspace.
 type Tool struct {
@@ -121,7 +121,7 @@ func (t *Tool) Close() error { return t.ws.Close() }
 // Call implements tools.Tool.
 func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	var a Args
-	if err := filetool.DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return tools.Result{}, err
 	}
 	op, err := t.operation(a)

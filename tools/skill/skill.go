@@ -23,7 +23,6 @@ import (
 	"sync"
 
 	"github.com/ruleagent/ruleagent/tools"
-	"github.com/ruleagent/ruleagent/tools/filetool"
 	"github.com/ruleagent/ruleagent/tools/textfile"
 	"github.com/ruleagent/ruleagent/tools/workspace"
 )
@@ -52,7 +51,7 @@ type Args struct {
 const description = "Load a skill: the full instructions for a kind of task, as listed under Skills in the system prompt. " +
 	"Call it before starting a task that matches a skill's description, then follow the instructions it returns."
 
-var argsSchema = filetool.ArgsSchema[Args](nil)
+var argsSchema = tools.ArgsSchema[Args](nil)
 
 func init() {
 	tools.MustRegister(tools.Definition{
@@ -223,7 +222,7 @@ func (t *Tool) build() *catalog {
 // Call implements tools.Tool.
 func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	var a Args
-	if err := filetool.DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return tools.Result{}, err
 	}
 	c := t.load()

@@ -58,7 +58,7 @@ func init() {
 	})
 }
 
-var argsSchema = filetool.ArgsSchema[Args](map[string][]string{"mode": {modeCreate, modeOverwrite, modeAppend}})
+var argsSchema = tools.ArgsSchema[Args](map[string][]string{"mode": {modeCreate, modeOverwrite, modeAppend}})
 
 // Tool is a write tool bound to one workspace.
 type Tool struct {
@@ -104,7 +104,7 @@ func (t *Tool) Close() error { return t.ws.Close() }
 // Call implements tools.Tool.
 func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	var a Args
-	if err := filetool.DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return tools.Result{}, err
 	}
 	if strings.TrimSpace(a.Path) == "" {

@@ -1,4 +1,4 @@
-package filetool
+package tools
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/ruleagent/ruleagent/tools"
 )
 
 // DecodeArgs decodes the model's arguments into dst strictly. Unknown
@@ -23,7 +22,7 @@ func DecodeArgs(raw json.RawMessage, dst any) error {
 		return nil
 	}
 	if raw[0] != '{' {
-		return tools.Errorf(tools.ErrInvalidArgs, "arguments must be a JSON object")
+		return Errorf(ErrInvalidArgs, "arguments must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -31,7 +30,7 @@ func DecodeArgs(raw json.RawMessage, dst any) error {
 		return argsError(err, dst)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return tools.Errorf(tools.ErrInvalidArgs, "trailing data after the arguments object")
+		return Errorf(ErrInvalidArgs, "trailing data after the arguments object")
 	}
 	return nil
 }
@@ -39,19 +38,19 @@ func DecodeArgs(raw json.RawMessage, dst any) error {
 func argsError(err error, dst any) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return tools.Errorf(tools.ErrInvalidArgs, "argument %q: cannot use a JSON %s here; want %s", te.Field, te.Value, kindName(te.Type))
+		return Errorf(ErrInvalidArgs, "argument %q: cannot use a JSON %s here; want %s", te.Field, te.Value, argKindName(te.Type))
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return tools.Errorf(tools.ErrInvalidArgs, "malformed JSON arguments at offset %d: %v", se.Offset, se)
+		return Errorf(ErrInvalidArgs, "malformed JSON arguments at offset %d: %v", se.Offset, se)
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return tools.Errorf(tools.ErrInvalidArgs, "unknown argument %s; valid arguments are: %s", name, strings.Join(fieldNames(dst), ", "))
+		return Errorf(ErrInvalidArgs, "unknown argument %s; valid arguments are: %s", name, strings.Join(fieldNames(dst), ", "))
 	}
-	return tools.Wrap(tools.ErrInvalidArgs, err, "bad arguments")
+	return Wrap(ErrInvalidArgs, err, "bad arguments")
 }
 
-func kindName(t reflect.Type) string {
+func argKindName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -96,7 +95,7 @@ func ArgsSchema[T any](enums map[string][]string) json.RawMessage {
 	for name, values := range enums {
 		p, ok := s.Properties[name]
 		if !ok {
-			panic(fmt.Sprintf("filetool: enum for unknown property %q", name))
+			panic(fmt.Sprintf("tools: enum for unknown property %q", name))
 		}
 		for _, v := range values {
 			p.Enum = append(p.Enum, v)
