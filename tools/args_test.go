@@ -66,4 +66,3 @@ func TestArgsSchema(t *testing.T) {
 		t.Errorf("additional properties must be refused, as DecodeArgs refuses them")
 	}
 }
-
