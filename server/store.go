@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 )
@@ -23,8 +25,19 @@ type Store struct {
 	pool *rulego.RuleGo
 	cfg  types.Config
 
-	mu    sync.Mutex
-	files map[string]string // chain id -> file
+	mu       sync.Mutex
+	files    map[string]string // chain id -> file
+	watchers map[int]func(id string)
+	watchSeq int
+
+	// saveMu orders saves, so that the deployed chain and its file agree.
+	saveMu sync.Mutex
+
+	// mcp is the MCP server over this store (see NewMCPServer); mcpHTTP is
+	// its streamable HTTP transport, made on first use.
+	mcp       *mcpserver.MCPServer
+	mcpHTTPMu sync.Mutex
+	mcpHTTP   *mcpserver.StreamableHTTPServer
 }
 
 // NewConfig returns the RuleGo configuration ruleagent runs chains with:
@@ -48,8 +61,20 @@ func (c ChainFile) Error() string { return c.Path + ": " + c.Err.Error() }
 // OpenStore deploys every *.json chain under dir (recursively, in lexical
 // order). Files that fail are reported and skipped; the others still run.
 // dir may be empty for a store of explicitly loaded files only.
+//
+// Before any chain loads, it builds the store's MCP server (Store.MCP) and
+// registers it in the chains' configuration under SelfMCPUDF, so that an
+// mcp tool with server "self" finds it when its node initialises. cfg.Udf
+// is copied first: the registration belongs to this store alone.
 func OpenStore(dir string, cfg types.Config) (*Store, []error) {
-	s := &Store{dir: dir, pool: rulego.NewRuleGo(), cfg: cfg, files: map[string]string{}}
+	s := &Store{dir: dir, pool: rulego.NewRuleGo(), files: map[string]string{}, watchers: map[int]func(string){}}
+	s.mcp = NewMCPServer(s, MCPOptions{})
+	cfg.Udf = maps.Clone(cfg.Udf)
+	if cfg.Udf == nil {
+		cfg.Udf = map[string]any{}
+	}
+	cfg.Udf[SelfMCPUDF] = types.Script{Type: SelfMCPUDFType, Content: s.mcp}
+	s.cfg = cfg
 	if dir == "" {
 		return s, nil
 	}
@@ -107,12 +132,45 @@ func (s *Store) Deploy(dsl []byte, fallbackID string) (string, error) {
 		return "", errors.New("the chain has no ruleChain.id")
 	}
 	if e, ok := s.pool.Get(id); ok {
-		return id, e.ReloadSelf(dsl, rulego.WithConfig(s.cfg))
-	}
-	if _, err := s.pool.New(id, dsl, rulego.WithConfig(s.cfg)); err != nil {
+		if err := e.ReloadSelf(dsl, rulego.WithConfig(s.cfg)); err != nil {
+			return id, err
+		}
+	} else if _, err := s.pool.New(id, dsl, rulego.WithConfig(s.cfg)); err != nil {
 		return "", err
 	}
+	s.changed(id)
 	return id, nil
+}
+
+// OnChange calls fn with a chain's id after that chain is deployed,
+// reloaded or removed, on the goroutine that made the change. It returns a
+// function that stops the calls.
+func (s *Store) OnChange(fn func(id string)) (stop func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchSeq++
+	key := s.watchSeq
+	s.watchers[key] = fn
+	return func() {
+		s.mu.Lock()
+		delete(s.watchers, key)
+		s.mu.Unlock()
+	}
+}
+
+// changed tells the OnChange watchers that chain id changed. Anything that
+// deploys, reloads or removes a chain calls it once the change is done.
+func (s *Store) changed(id string) {
+	s.mu.Lock()
+	keys := slices.Sorted(maps.Keys(s.watchers))
+	fns := make([]func(string), len(keys))
+	for i, k := range keys {
+		fns[i] = s.watchers[k]
+	}
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn(id)
+	}
 }
 
 // ChainID reads ruleChain.id from chain DSL.
@@ -134,9 +192,13 @@ func (s *Store) Engine(id string) (types.RuleEngine, bool) { return s.pool.Get(i
 // Pool is the engine pool the chains run in.
 func (s *Store) Pool() *rulego.RuleGo { return s.pool }
 
-// Close stops every chain, destroying their nodes (and closing what they
-// opened: MCP clients, processes, workspaces).
-func (s *Store) Close() { s.pool.Stop() }
+// Close ends the MCP sessions served over HTTP, then stops every chain,
+// destroying their nodes (and closing what they opened: MCP clients,
+// processes, workspaces).
+func (s *Store) Close() {
+	s.closeMCPHTTP()
+	s.pool.Stop()
+}
 
 // quietLogger drops RuleGo's own log lines; ruleagent reports what matters.
 type quietLogger struct{}

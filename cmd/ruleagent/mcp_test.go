@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The stdio command is also driven by the official TypeScript SDK client,
+// against the built binary: server/mcp_peer_test.go, TestMCPOverStdioWithSDK.
+
+// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestMCPStdio: "ruleagent mcp --stdio" answers a client on stdin and
+// stdout, reports chains that fail to load on stderr, and ends when stdin
+// closes.
+func TestMCPStdio(t *testing.T) {
+	dir := t.TempDir()
+	upper := `{"ruleChain":{"id":"upper","name":"Upper","additionalInfo":{"mcp":true,"description":"Upper-cases text."}},
+	 "metadata":{"nodes":[{"id":"js","type":"jsTransform","configuration":{"jsScript":"return {msg: {upper: msg.text.toUpperCase()}, metadata: metadata, msgType: msgType};"}}]}}`
+	broken := `{"ruleChain":{"id":"broken"},"metadata":{"nodes":[{"id":"x","type":"no/such"}]}}`
+	for name, body := range map[string]string{"upper.json": upper, "broken.json": broken} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	stderr := &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- run(context.Background(), []string{"mcp", "--stdio", "--chains", dir}, serverIn, serverOut, stderr)
+		serverOut.Close()
+	}()
+
+	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader(""))))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "1"}
+	if res, err := c.Initialize(ctx, init); err != nil || res.ServerInfo.Name != "ruleagent" {
+		t.Fatalf("initialize: %+v %v", res, err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "upper"
+	req.Params.Arguments = map[string]any{"text": "quiet"}
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(mcp.TextContent).Text != `{"upper":"QUIET"}` {
+		t.Fatalf("call: %+v %v", res, err)
+	}
+
+	clientOut.Close() // the client goes away: the server must end by itself
+	select {
+	case got := <-code:
+		if got != exitOK {
+			t.Fatalf("exit %d, stderr:\n%s", got, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not end when stdin closed")
+	}
+	if !strings.Contains(stderr.String(), "broken.json") {
+		t.Fatalf("the broken chain was not reported on stderr:\n%s", stderr.String())
+	}
+}
+
+func TestMCPUsage(t *testing.T) {
+	for _, args := range [][]string{{"mcp"}, {"mcp", "--stdio", "extra"}, {"mcp", "--nope"}} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != exitUsage || out.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+}
+
+// TestKeepStdoutForProtocol: while the protocol owns stdout, stray prints
+// go to stderr, and everything is put back afterwards.
+func TestKeepStdoutForProtocol(t *testing.T) {
+	protocol, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = protocol
+	defer func() { os.Stdout = saved }()
+
+	restore := keepStdoutForProtocol(protocol, stray)
+	fmt.Println("a library printing")
+	restore()
+	if os.Stdout != protocol {
+		t.Fatal("os.Stdout was not restored")
+	}
+	onStdout, _ := os.ReadFile(protocol.Name())
+	onStderr, _ := os.ReadFile(stray.Name())
+	if len(onStdout) != 0 || string(onStderr) != "a library printing\n" {
+		t.Fatalf("stdout %q, stderr %q", onStdout, onStderr)
+	}
+}

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ruleagent/ruleagent/components"
+	"github.com/tidwall/sjson"
+)
+
+// ErrInvalidChain is wrapped by every error that refuses chain DSL.
+var ErrInvalidChain = errors.New("invalid chain")
+
+// Problem is one thing wrong with chain DSL.
+type Problem struct {
+	// Path is the JSON path of the faulty value, such as "ruleChain.id", or
+	// "" when the problem is the whole chain (the engine refused to build it).
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// InvalidChainError refuses chain DSL, listing every problem found. It
+// wraps ErrInvalidChain.
+type InvalidChainError struct {
+	ID       string
+	Problems []Problem
+}
+
+func (e *InvalidChainError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chain %q is invalid:", e.ID)
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		if p.Path != "" {
+			b.WriteString(p.Path + ": ")
+		}
+		b.WriteString(p.Message)
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidChain) hold.
+func (e *InvalidChainError) Unwrap() error { return ErrInvalidChain }
+
+// Save validates chain DSL and deploys it as chain id (id may be empty when
+// the DSL names itself). A chain that fails validation or fails to build is
+// refused with an *InvalidChainError, and the chain already deployed under
+// that id keeps running. Only once the new chain runs is it written to the
+// chains folder, atomically: to the file it was loaded from, else to
+// <id>.json. A store without a folder only deploys.
+func (s *Store) Save(id string, dsl []byte) (ChainInfo, error) {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	id, dsl, problems := s.validate(id, dsl)
+	if len(problems) > 0 {
+		return ChainInfo{}, &InvalidChainError{ID: id, Problems: problems}
+	}
+	if _, err := s.Deploy(dsl, id); err != nil {
+		return ChainInfo{}, &InvalidChainError{ID: id, Problems: []Problem{{Message: err.Error()}}}
+	}
+	info, err := Describe(dsl)
+	if err != nil {
+		return ChainInfo{}, err
+	}
+	info.ID = id
+	if s.dir == "" {
+		return info, nil
+	}
+	path := s.fileFor(id)
+	if err := writeFileAtomic(path, dsl); err != nil {
+		return info, fmt.Errorf("chain %q runs, but saving it failed: %w", id, ChainFile{Path: path, Err: err})
+	}
+	s.mu.Lock()
+	s.files[id] = path
+	s.mu.Unlock()
+	return info, nil
+}
+
+// validate is the one place chain DSL is checked before it is deployed. It
+// returns the chain's id and its DSL, with ruleChain.id filled in when the
+// DSL had none, and every problem found.
+func (s *Store) validate(id string, dsl []byte) (string, []byte, []Problem) {
+	var doc struct {
+		RuleChain *struct {
+			ID *string `json:"id"`
+		} `json:"ruleChain"`
+	}
+	if err := json.Unmarshal(dsl, &doc); err != nil {
+		return id, dsl, []Problem{{Message: "not chain JSON: " + err.Error()}}
+	}
+	if doc.RuleChain == nil {
+		return id, dsl, []Problem{{Path: "ruleChain", Message: "missing"}}
+	}
+	var problems []Problem
+	own := ""
+	if doc.RuleChain.ID != nil {
+		own = *doc.RuleChain.ID
+	}
+	switch {
+	case own != "" && id != "" && own != id:
+		problems = append(problems, Problem{Path: "ruleChain.id", Message: fmt.Sprintf("is %q, but the chain is saved as %q", own, id)})
+	case own == "" && id == "":
+		problems = append(problems, Problem{Path: "ruleChain.id", Message: "missing: the chain needs an id"})
+	case own == "":
+		var err error
+		if dsl, err = sjson.SetBytes(dsl, "ruleChain.id", id); err != nil {
+			problems = append(problems, Problem{Path: "ruleChain.id", Message: err.Error()})
+		}
+	default:
+		id = own
+	}
+	if id != "" && !fileSafeID(id) {
+		problems = append(problems, Problem{Path: "ruleChain.id", Message: fmt.Sprintf("%q cannot name a chain file: use no slash, no leading dot and no control character", id)})
+	}
+	if len(problems) == 0 {
+		problems = s.staticProblems(id, dsl)
+	}
+	if id != "" && s.dir != "" {
+		path := s.fileFor(id)
+		s.mu.Lock()
+		for other, f := range s.files {
+			if f == path && other != id {
+				problems = append(problems, Problem{Path: "ruleChain.id", Message: fmt.Sprintf("%s already holds chain %q", path, other)})
+			}
+		}
+		s.mu.Unlock()
+	}
+	return id, dsl, problems
+}
+
+// staticProblems runs the checks of "ruleagent validate" on chain id's DSL,
+// with the other deployed chains as context: what it calls must exist, and
+// no call cycle may appear.
+func (s *Store) staticProblems(id string, dsl []byte) []Problem {
+	var others []components.ChainFile
+	for _, info := range s.List() {
+		if info.ID == id {
+			continue
+		}
+		if other, ok := s.DSL(info.ID); ok {
+			others = append(others, components.ChainFile{Path: info.ID + ".json", DSL: other})
+		}
+	}
+	deployed := func(target string) bool {
+		_, ok := s.pool.Get(target)
+		return ok
+	}
+	var problems []Problem
+	for _, p := range components.Validate([]components.ChainFile{{Path: id + ".json", DSL: dsl}}, others, deployed) {
+		problems = append(problems, Problem{Path: p.Path, Message: p.Msg})
+	}
+	return problems
+}
+
+// fileSafeID reports whether id can be a file name in the chains folder.
+func fileSafeID(id string) bool {
+	if strings.HasPrefix(id, ".") || strings.ContainsAny(id, `/\`) {
+		return false
+	}
+	return !strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// fileFor is the file chain id is saved to.
+func (s *Store) fileFor(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.files[id]; ok {
+		return f
+	}
+	return filepath.Join(s.dir, id+".json")
+}
+
+// writeFileAtomic replaces path with data, so that a reader (or a crash)
+// sees the old file or the new one, never half of one.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
