@@ -23,6 +23,7 @@ import (
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
+	mcptool "github.com/ruleagent/ruleagent/tools/mcp"
 	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
@@ -111,7 +112,8 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 		pool = cc.GetRuleEnginePool()
 	}
 	n.chains = chaintool.NewProvider(chaintool.Options{Invoker: &chainInvoker{pool: pool}, ChainID: n.chainID, MaxDepth: n.Config.MaxDepth})
-	providers := map[string]tools.Provider{tools.TypeRuleChain: n.chains, tools.TypeAgent: n.chains}
+	providers := map[string]tools.Provider{tools.TypeRuleChain: n.chains, tools.TypeAgent: n.chains,
+		tools.TypeMCP: mcptool.NewProvider(mcptool.Options{Self: selfMCP(rc)})}
 	n.tools, err = tools.Build(context.Background(), p.specs, tools.BuildEnv{WorkDir: n.Config.Workspace, Secrets: n.scrubber, Providers: providers})
 	if err != nil {
 		return err

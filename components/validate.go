@@ -10,6 +10,7 @@ import (
 	"github.com/rulego/rulego/utils/maps"
 
 	"github.com/ruleagent/ruleagent/tools"
+	mcptool "github.com/ruleagent/ruleagent/tools/mcp"
 )
 
 // Problem is one finding of Validate, located by file and JSON path.
@@ -208,11 +209,20 @@ func checkAgentConfig(cfg map[string]any) []Problem {
 	}
 	var ps []Problem
 	for i, s := range p.specs {
+		path := fmt.Sprintf("tools[%d]", i)
+		if s.Type == tools.TypeMCP {
+			// Checked without connecting: validating must not start a
+			// stdio server or dial a URL.
+			if err := mcptool.CheckSpec(s); err != nil {
+				pr := fieldProblem(tools.Prefix(path, err))
+				ps = append(ps, pr)
+			}
+			continue
+		}
 		if s.Type != tools.TypeBuiltin {
 			continue
 		}
 		def, ok := tools.Builtins.Lookup(s.Name)
-		path := fmt.Sprintf("tools[%d]", i)
 		if !ok {
 			ps = append(ps, Problem{Path: path + ".name", Msg: fmt.Sprintf("unknown builtin %q (available: %s)", s.Name, strings.Join(tools.Builtins.Names(), ", "))})
 			continue

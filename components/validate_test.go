@@ -48,6 +48,8 @@ func TestValidateFindsProblemsWithPaths(t *testing.T) {
 		{"builtin config", dsl(t, agentWith("x", map[string]any{"tools": []any{map[string]any{"type": "builtin", "name": "bash", "config": map[string]any{"timeOut": 5}}}})), "metadata.nodes[0].configuration.tools[0].config", "timeOut"},
 		{"bind", dsl(t, agentWith("x", map[string]any{"tools": []any{map[string]any{"type": "rulechain", "name": "t", "targetId": "x2", "bind": map[string]any{"u": "cookie.u"}}}})), "metadata.nodes[0].configuration.tools[0].bind.u", "unknown source"},
 		{"target", dsl(t, agentWith("x", map[string]any{"tools": []any{map[string]any{"type": "agent", "targetId": "nowhere"}}})), "metadata.nodes[0].configuration.tools[0].targetId", `no chain "nowhere"`},
+		{"mcp", dsl(t, agentWith("x", map[string]any{"tools": []any{map[string]any{"type": "mcp", "config": map[string]any{"serverUrl": "http://x"}}}})), "metadata.nodes[0].configuration.tools[0].config.serverUrl", "unknown field"},
+		{"mcp scheme", dsl(t, agentWith("x", map[string]any{"tools": []any{map[string]any{"type": "mcp", "config": map[string]any{"server": "ftp://x"}}}})), "metadata.nodes[0].configuration.tools[0].config.server", ""},
 	}
 	for _, c := range cases {
 		ps := Validate([]ChainFile{{Path: c.name + ".json", DSL: c.dsl}}, nil, nil)

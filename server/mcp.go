@@ -8,21 +8,6 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
-// SelfMCPUDF is the key under which OpenStore registers the store's MCP
-// server in the chains' RuleGo configuration (types.Config.Udf), so that an
-// mcp tool with server "self" reaches the chains of its own store in
-// process. The value is a types.Script of type SelfMCPUDFType whose Content
-// is the *mcpserver.MCPServer. It is wrapped in a Script of a type no script
-// engine runs because RuleGo's JavaScript engine copies every other Udf
-// value into each new VM, which would hand chain scripts the server.
-//
-// Lower layers (components) read the key as this plain string rather than
-// import this package.
-const SelfMCPUDF = "ruleagent.mcp.self"
-
-// SelfMCPUDFType is the types.Script type of the SelfMCPUDF value.
-const SelfMCPUDFType = "ruleagent.mcp"
-
 // MCPOptions configure the MCP server over a store.
 type MCPOptions struct {
 	// Version is reported as serverInfo.version; the module's version
@@ -78,7 +63,7 @@ func NewMCPServer(s *Store, o MCPOptions) *mcpserver.MCPServer {
 	return srv
 }
 
-// MCP returns the store's MCP server, the one registered as SelfMCPUDF.
+// MCP returns the store's MCP server, the one registered as components.SelfMCPUDF.
 func (s *Store) MCP() *mcpserver.MCPServer { return s.mcp }
 
 // moduleVersion is the main module's version, "dev" for a local build.

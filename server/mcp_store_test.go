@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 )
@@ -175,7 +176,7 @@ func TestStoreSaveWithoutFolder(t *testing.T) {
 }
 
 // udfProbe is a test node that records, at Init, what the configuration
-// holds under SelfMCPUDF.
+// holds under components.SelfMCPUDF.
 type udfProbe struct{}
 
 var probedSelf atomic.Value // *mcpserver.MCPServer seen at Init
@@ -185,7 +186,7 @@ func (udfProbe) New() types.Node                                { return udfProb
 func (udfProbe) OnMsg(ctx types.RuleContext, msg types.RuleMsg) { ctx.TellSuccess(msg) }
 func (udfProbe) Destroy()                                       {}
 func (udfProbe) Init(rc types.Config, _ types.Configuration) error {
-	if sc, ok := rc.Udf[SelfMCPUDF].(types.Script); ok && sc.Type == SelfMCPUDFType {
+	if sc, ok := rc.Udf[components.SelfMCPUDF].(types.Script); ok && sc.Type == components.SelfMCPUDFType {
 		if srv, ok := sc.Content.(*mcpserver.MCPServer); ok {
 			probedSelf.Store(srv)
 		}
@@ -217,7 +218,7 @@ func TestSelfMCPRegisteredBeforeChainsLoad(t *testing.T) {
 	if got, _ := probedSelf.Load().(*mcpserver.MCPServer); got == nil || got != s.MCP() {
 		t.Fatalf("the node saw %v, want the store's server %p", got, s.MCP())
 	}
-	if _, leaked := cfg.Udf[SelfMCPUDF]; leaked {
+	if _, leaked := cfg.Udf[components.SelfMCPUDF]; leaked {
 		t.Fatal("OpenStore wrote into the caller's Udf map")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 )
@@ -63,7 +64,7 @@ func (c ChainFile) Error() string { return c.Path + ": " + c.Err.Error() }
 // dir may be empty for a store of explicitly loaded files only.
 //
 // Before any chain loads, it builds the store's MCP server (Store.MCP) and
-// registers it in the chains' configuration under SelfMCPUDF, so that an
+// registers it in the chains' configuration under components.SelfMCPUDF, so that an
 // mcp tool with server "self" finds it when its node initialises. cfg.Udf
 // is copied first: the registration belongs to this store alone.
 func OpenStore(dir string, cfg types.Config) (*Store, []error) {
@@ -73,7 +74,7 @@ func OpenStore(dir string, cfg types.Config) (*Store, []error) {
 	if cfg.Udf == nil {
 		cfg.Udf = map[string]any{}
 	}
-	cfg.Udf[SelfMCPUDF] = types.Script{Type: SelfMCPUDFType, Content: s.mcp}
+	components.RegisterSelfMCP(&cfg, s.mcp)
 	s.cfg = cfg
 	if dir == "" {
 		return s, nil

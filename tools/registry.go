@@ -67,6 +67,9 @@ func MustRegister(d Definition) {
 	}
 }
 
+// MaxNameLen is the longest tool name the model may see (OpenAI's limit).
+const MaxNameLen = 64
+
 // NamePattern is what a tool name the model sees must match (the OpenAI
 // function-name rule).
 var NamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

@@ -1,0 +1,198 @@
+package mcptool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// protocolVersion is the MCP revision the client asks for: the newest one
+// with the initialize handshake, which every server in use speaks. The
+// stateless 2026-07-28 revision would need a server/discover probe (up to
+// 5 s against servers that ignore unknown methods) and an explicit
+// subscriptions/listen stream for tools/list_changed, and over HTTP it
+// excludes the GET stream that carries that notification on older servers.
+const protocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+
+// session is one connection to the server: a started, initialised client,
+// the tools it listed, and for stdio the server's process.
+type session struct {
+	client *client.Client
+	proc   *process // stdio only
+	// via names the transport, for messages: in process, stdio,
+	// streamable HTTP or SSE.
+	via    string
+	listed []mcp.Tool
+	// broken is set when a call saw the transport fail: the next call
+	// reconnects.
+	broken atomic.Bool
+	// suspect is set when a call timed out: the next call pings first.
+	suspect   atomic.Bool
+	end       context.CancelFunc
+	closeOnce sync.Once
+}
+
+// usable reports whether calls may still go to this session.
+func (s *session) usable() bool {
+	return !s.broken.Load() && (s.proc == nil || s.proc.alive())
+}
+
+// close ends the session; for stdio it stops the server's processes.
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		if s.proc != nil {
+			s.proc.stop(s.client.Close)
+		} else {
+			_ = s.client.Close()
+		}
+		s.end()
+	})
+}
+
+// dialer opens sessions to one server.
+type dialer struct {
+	t      *target
+	self   *server.MCPServer
+	http   *http.Client
+	log    *slog.Logger // handed to the transports, demoted to debug
+	notify func(mcp.JSONRPCNotification)
+	// sse records that auto detection found a legacy SSE server, so that
+	// reconnections go straight to it.
+	sse atomic.Bool
+}
+
+// dial opens a session. ctx bounds the attempt; life is the session's
+// lifetime, which long-lived streams (SSE, the HTTP GET stream) run under.
+func (d *dialer) dial(ctx, life context.Context) (*session, error) {
+	switch d.t.kind {
+	case kindSelf:
+		cl, err := client.NewInProcessClientWithOptions(d.self, client.WithProtocolVersion(protocolVersion))
+		if err != nil {
+			return nil, err
+		}
+		return d.start(ctx, life, &session{client: cl, via: "in process"})
+	case kindStdio:
+		tr, proc, err := newStdioTransport(d.t, transport.WithCommandLogger(d.log))
+		if err != nil {
+			return nil, err
+		}
+		return d.start(ctx, life, &session{client: newClient(tr), proc: proc, via: "stdio"})
+	}
+	if d.t.transport == transportSSE || d.sse.Load() {
+		return d.dialSSE(ctx, life)
+	}
+	tr, err := transport.NewStreamableHTTP(d.t.url,
+		transport.WithHTTPHeaders(d.t.headers),
+		transport.WithHTTPBasicClient(d.http),
+		// The GET stream carries notifications/tools/list_changed.
+		transport.WithContinuousListening(),
+		transport.WithHTTPLogger(d.log))
+	if err != nil {
+		return nil, err
+	}
+	s, err := d.start(ctx, life, &session{client: newClient(tr), via: "streamable HTTP"})
+	switch {
+	case err == nil || !errors.Is(err, transport.ErrLegacySSEServer):
+		return s, err
+	case d.t.transport == transportStreamable:
+		return nil, fmt.Errorf(`the server refused the streamable HTTP initialize request, so it may only speak the legacy SSE transport (set transport to "auto" or "sse"): %w`, err)
+	}
+	// The MCP spec's backwards-compatibility rule: a server that answers
+	// the initialize POST with a 4xx status speaks the legacy HTTP+SSE
+	// transport, whose event stream is a GET of the same URL.
+	if s, err = d.dialSSE(ctx, life); err == nil {
+		d.sse.Store(true)
+	}
+	return s, err
+}
+
+func (d *dialer) dialSSE(ctx, life context.Context) (*session, error) {
+	tr, err := transport.NewSSE(d.t.url,
+		transport.WithHeaders(d.t.headers),
+		transport.WithHTTPClient(d.http),
+		transport.WithEndpointTimeout(d.t.connectTimeout),
+		transport.WithSSELogger(d.log))
+	if err != nil {
+		return nil, err
+	}
+	return d.start(ctx, life, &session{client: newClient(tr), via: "SSE"})
+}
+
+func newClient(tr transport.Interface) *client.Client {
+	return client.NewClient(tr, client.WithProtocolVersion(protocolVersion))
+}
+
+// start starts a session's client (for stdio, its process), shakes hands
+// and lists the tools. On error the session is closed, and a stdio error
+// quotes the server's stderr.
+func (d *dialer) start(ctx, life context.Context, s *session) (*session, error) {
+	s.end = func() {}
+	s.client.OnNotification(d.notify)
+	err := s.client.Start(life)
+	if s.proc != nil {
+		s.proc.started(err)
+	}
+	if err == nil {
+		err = d.handshake(ctx, s)
+	}
+	if err != nil {
+		s.close()
+		if s.proc != nil {
+			err = fmt.Errorf("%w%s", err, s.proc.describeStderr())
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// handshake initialises a started client and lists the server's tools.
+func (d *dialer) handshake(ctx context.Context, s *session) error {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = protocolVersion
+	req.Params.ClientInfo = mcp.Implementation{Name: "ruleagent", Version: clientVersion()}
+	if _, err := s.client.Initialize(ctx, req); err != nil {
+		return err
+	}
+	listed, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return fmt.Errorf("listing the tools: %w", err)
+	}
+	s.listed = listed.Tools
+	return nil
+}
+
+// clientVersion is the version the client reports to servers.
+var clientVersion = sync.OnceValue(func() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+})
+
+// demoted hands the transports' own log records to the process's handler at
+// debug level. The transports log their internal retries, such as the HTTP
+// GET stream failing every second while a server is down; the client itself
+// logs what matters (lost connections, reconnections) at the right level.
+type demoted struct{ h slog.Handler }
+
+func (d demoted) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
+}
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(a []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(a)} }
+func (d demoted) WithGroup(n string) slog.Handler      { return demoted{d.h.WithGroup(n)} }
