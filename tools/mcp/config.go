@@ -64,6 +64,7 @@ type target struct {
 	command   string // kindStdio
 	args      []string
 	cwd       string
+	cwdGiven  bool // cwd came from the config, not the workspace
 	env       map[string]string
 	headers   map[string]string
 
@@ -198,7 +199,7 @@ func (t *target) parseOptions(c Config, workDir string) error {
 		t.env = c.Env
 		t.cwd = workDir
 		if c.Cwd != "" {
-			t.cwd = c.Cwd
+			t.cwd, t.cwdGiven = c.Cwd, true
 			if !filepath.IsAbs(c.Cwd) && workDir != "" {
 				t.cwd = filepath.Join(workDir, c.Cwd)
 			}

@@ -2,6 +2,7 @@ package mcptool
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -56,6 +57,9 @@ func newStdioTransport(t *target, opts ...transport.StdioOption) (*transport.Std
 		cmd := exec.Command(command, args...)
 		cmd.Env = serverEnv(t.env)
 		cmd.Dir = t.cwd
+		if err := ensureDir(t); err != nil {
+			return nil, err
+		}
 		// An *os.File, so the child writes to it directly: no copying
 		// goroutine for Wait to wait for, and end of file tells us when
 		// the server is gone.
@@ -191,4 +195,26 @@ func (p *process) describeStderr() string {
 		return " (the server's stderr: " + s + ")"
 	}
 	return ""
+}
+
+// ensureDir makes sure the server's working directory exists: the agent's
+// workspace is created on first use, as the file tools create it; a cwd
+// the config names must exist already. Without this, exec reports a
+// missing directory as a missing program.
+func ensureDir(t *target) error {
+	if t.cwd == "" {
+		return nil
+	}
+	fi, err := os.Stat(t.cwd)
+	switch {
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("working directory %s is not a directory", t.cwd)
+	case err == nil:
+		return nil
+	case os.IsNotExist(err) && !t.cwdGiven:
+		return os.MkdirAll(t.cwd, 0o755)
+	case os.IsNotExist(err):
+		return fmt.Errorf("working directory %s (config cwd) does not exist", t.cwd)
+	}
+	return err
 }
