@@ -45,6 +45,10 @@ type BuildEnv struct {
 	AddCloser func(io.Closer)
 }
 
+// ErrNotBuilt is BuildEnv.Refresh's answer while Build is still running: a
+// provider whose tools change during the build tries again afterwards.
+var ErrNotBuilt = errors.New("the tool set is not built yet")
+
 // Entry is one tool of a Set, with what the wrapper needs to call it.
 type Entry struct {
 	// Group is the tools-array entry the tool came from, e.g. "tools[2]".
@@ -270,7 +274,7 @@ func (s *Set) refresh(group string, tools []Tool) error {
 	defer s.mu.Unlock()
 	old := s.cat.Load()
 	if old == nil {
-		return errors.New("the tool set is not built yet")
+		return ErrNotBuilt
 	}
 	spec := s.specs[group]
 	var fresh []*Entry

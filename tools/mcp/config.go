@@ -28,6 +28,7 @@ type Config struct {
 	Tools          []string          `json:"tools,omitempty" jsonschema:"The server's tools to offer the model, by name or glob (*, ?, [a-z], {a,b}). Empty offers them all. Every entry must match at least one of the server's tools when the agent starts."`
 	Timeout        tools.Duration    `json:"timeout,omitempty" jsonschema:"Longest a tool call may take, in milliseconds or as a duration such as 30s. The entry's top-level timeout, when shorter, also applies."`
 	ConnectTimeout tools.Duration    `json:"connectTimeout,omitempty" jsonschema:"Longest connecting may take: starting the process or reaching the URL, the initialize handshake and listing the tools. It bounds the connection made when the agent starts and every reconnection."`
+	Required       bool              `json:"required,omitempty" jsonschema:"When true, the agent fails to start if the server cannot be reached. When false (the default), the agent starts without the server's tools, logs a warning, and keeps trying in the background (1 s to 1 min apart); the tools appear from the turn after the server answers."`
 }
 
 // Defaults are the values of the fields a config leaves out.
@@ -71,6 +72,7 @@ type target struct {
 	filter         []string
 	timeout        time.Duration
 	connectTimeout time.Duration
+	required       bool
 }
 
 var (
@@ -87,7 +89,7 @@ func parseConfig(raw json.RawMessage, workDir string) (*target, error) {
 	if err := tools.DecodeConfig(raw, &c); err != nil {
 		return nil, err
 	}
-	t := &target{timeout: c.Timeout.D(), connectTimeout: c.ConnectTimeout.D()}
+	t := &target{timeout: c.Timeout.D(), connectTimeout: c.ConnectTimeout.D(), required: c.Required}
 	if t.timeout <= 0 {
 		return nil, &tools.ConfigError{Path: "timeout", Msg: "must be longer than 0"}
 	}

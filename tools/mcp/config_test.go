@@ -125,7 +125,7 @@ func TestConfigSchemaDocumentsEveryField(t *testing.T) {
 	if err := json.Unmarshal(ConfigSchema(), &schema); err != nil {
 		t.Fatal(err)
 	}
-	for _, field := range []string{"server", "command", "args", "cwd", "env", "headers", "transport", "tools", "timeout", "connectTimeout"} {
+	for _, field := range []string{"server", "command", "args", "cwd", "env", "headers", "transport", "tools", "timeout", "connectTimeout", "required"} {
 		if p, ok := schema.Properties[field]; !ok || p.Description == "" {
 			t.Errorf("%s is not documented", field)
 		}

@@ -29,8 +29,9 @@ const (
 
 // conn is the one MCP client shared by every tool of a tools-array entry.
 // It is safe for concurrent use. It connects when the agent's tool set is
-// built, reconnects on the call after the connection is lost (with backoff
-// between failed attempts), and follows the server's tool list.
+// built (or, when the server is down then, in the background: startup.go),
+// reconnects on the call after the connection is lost (with backoff between
+// failed attempts), and follows the server's tool list.
 type conn struct {
 	name   string // the prefix, naming the server in messages
 	t      *target
@@ -114,7 +115,7 @@ func (c *conn) session(ctx context.Context) (*session, error) {
 		c.live, c.failures, c.retryAt, c.lastErr = s, 0, time.Time{}, nil
 		c.mu.Unlock()
 		c.log.Info("MCP server: reconnected", "server", c.name, "via", s.via)
-		c.tools.update(s.listed)
+		_ = c.tools.update(s.listed) // connectLater retries a set not built yet
 		return s, nil
 	}
 }
@@ -327,7 +328,7 @@ func (c *conn) relist() {
 			c.log.Warn("MCP server: listing the changed tools failed", "server", c.name, "err", err)
 			continue
 		}
-		c.tools.update(listed.Tools)
+		_ = c.tools.update(listed.Tools) // a refusal is logged
 	}
 }
 

@@ -88,12 +88,3 @@ func TestStreamableOnlyDoesNotFallBack(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
-
-func TestUnreachableServerFailsWithinTheConnectTimeout(t *testing.T) {
-	start := time.Now()
-	_, err := build(t, Options{}, fmt.Sprintf(`[{"type":"mcp","name":"gone","config":{"server":"http://127.0.0.1:%d/mcp","connectTimeout":"2s"}}]`, freePort(t)), nil)
-	var ce *tools.ConfigError
-	if !errors.As(err, &ce) || ce.Path != "tools[0].config.server" || time.Since(start) > 3*time.Second {
-		t.Fatalf("got %v after %s", err, time.Since(start))
-	}
-}

@@ -40,7 +40,11 @@ type provider struct{ o Options }
 
 // Build connects to the entry's server (within connectTimeout), lists its
 // tools and returns those the entry's filter selects. The connection stays
-// open for the calls; BuildEnv.AddCloser closes it with the tool set.
+// open for the calls; BuildEnv.AddCloser closes it with the tool set. A
+// server that cannot be reached fails the build only when the entry is
+// required (or the failure is one no retry mends, such as a missing
+// program); otherwise the entry starts with no tools and connects in the
+// background.
 func (p *provider) Build(ctx context.Context, spec tools.Spec, env tools.BuildEnv) ([]tools.Tool, error) {
 	if env.AddCloser == nil {
 		return nil, errors.New("mcp tools need BuildEnv.AddCloser to close their connection (build them with tools.Build)")
@@ -61,6 +65,13 @@ func (p *provider) Build(ctx context.Context, spec tools.Spec, env tools.BuildEn
 	}
 	c := p.newConn(prefix, t, env.Refresh)
 	s, err := c.connect(ctx)
+	if err != nil && !t.required && !unfixable(err) && ctx.Err() == nil {
+		env.AddCloser(c)
+		c.wg.Add(1)
+		go c.relist()
+		c.startDegraded(err)
+		return nil, nil
+	}
 	if err != nil {
 		c.Close()
 		return nil, &tools.ConfigError{Path: "config.server", Msg: fmt.Sprintf("cannot connect to MCP server %s: %v", t.describe(), err)}
@@ -178,20 +189,25 @@ func (l *toolList) make(listed []mcp.Tool, strict bool) ([]tools.Tool, string, e
 	return made, fp.String(), nil
 }
 
-// update hands a new listing to the agent's tool set when it changed.
-func (l *toolList) update(listed []mcp.Tool) {
+// update hands a new listing to the agent's tool set when it changed. It
+// returns tools.ErrNotBuilt, without logging, when the set is still being
+// built.
+func (l *toolList) update(listed []mcp.Tool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	made, fp, _ := l.make(listed, false)
 	if fp == l.current || l.refresh == nil {
-		return
+		return nil
 	}
 	if err := l.refresh(made); err != nil {
-		l.log.Warn("MCP server: the changed tools could not be used", "server", l.prefix, "err", err)
-		return
+		if !errors.Is(err, tools.ErrNotBuilt) {
+			l.log.Warn("MCP server: the changed tools could not be used", "server", l.prefix, "err", err)
+		}
+		return err
 	}
 	l.current = fp
 	l.log.Info("MCP server: tools changed", "server", l.prefix, "tools", len(made))
+	return nil
 }
 
 // toolInfo is what the model sees of a server's tool.

@@ -105,7 +105,7 @@ func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 	case err == nil || !errors.Is(err, transport.ErrLegacySSEServer):
 		return s, err
 	case d.t.transport == transportStreamable:
-		return nil, fmt.Errorf(`the server refused the streamable HTTP initialize request, so it may only speak the legacy SSE transport (set transport to "auto" or "sse"): %w`, err)
+		return nil, misconfigured{fmt.Errorf(`the server refused the streamable HTTP initialize request, so it may only speak the legacy SSE transport (set transport to "auto" or "sse"): %w`, err)}
 	}
 	// The MCP spec's backwards-compatibility rule: a server that answers
 	// the initialize POST with a 4xx status speaks the legacy HTTP+SSE

@@ -252,7 +252,7 @@ func TestStdioStartFailureNamesTheServer(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	// A server that exits at once: its stderr explains why.
-	_, err = build(t, Options{}, `[{"type":"mcp","name":"x","config":{"server":"stdio:sh -c 'echo missing API key >&2; exit 3'","connectTimeout":"5s"}}]`, nil)
+	_, err = build(t, Options{}, `[{"type":"mcp","name":"x","config":{"server":"stdio:sh -c 'echo missing API key >&2; exit 3'","connectTimeout":"5s","required":true}}]`, nil)
 	if err == nil || !strings.Contains(err.Error(), "missing API key") {
 		t.Fatalf("got %v", err)
 	}
@@ -260,7 +260,7 @@ func TestStdioStartFailureNamesTheServer(t *testing.T) {
 	// and the program, which ignores its stdin closing, is terminated.
 	pidFile := filepath.Join(t.TempDir(), "silent.pid")
 	start := time.Now()
-	_, err = build(t, Options{}, `[{"type":"mcp","name":"x","config":{"server":"stdio:sh -c 'echo $$ > `+pidFile+`; exec sleep 300'","connectTimeout":"500ms"}}]`, nil)
+	_, err = build(t, Options{}, `[{"type":"mcp","name":"x","config":{"server":"stdio:sh -c 'echo $$ > `+pidFile+`; exec sleep 300'","connectTimeout":"500ms","required":true}}]`, nil)
 	if !errors.Is(err, tools.ErrConfig) || !strings.Contains(err.Error(), "no connection within 500ms") || time.Since(start) > 3*time.Second {
 		t.Fatalf("got %v after %s", err, time.Since(start))
 	}
