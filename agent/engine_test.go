@@ -245,7 +245,7 @@ func TestStepExhaustionForcesAnswer(t *testing.T) {
 	h2.cfg.MaxStep = 1
 	h2.cfg.RepeatLimit = -1
 	out, err, _ = h2.run(context.Background(), "x")
-	if err != nil || !out.Truncated || !strings.Contains(out.Content, "stopped after 1 steps") {
+	if err != nil || !out.Truncated || !strings.Contains(out.Content, "stopped after 1 step without") {
 		t.Fatalf("%v %+v", err, out)
 	}
 }

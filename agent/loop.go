@@ -89,7 +89,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 			out.Content, out.Reasoning = turn.Content, turn.Reasoning
 			out.Truncated = final
 			if final && strings.TrimSpace(out.Content) == "" {
-				out.Content = fmt.Sprintf("I stopped after %d steps without reaching a final answer.", cfg.MaxStep)
+				out.Content = fmt.Sprintf("I stopped after %d step%s without reaching a final answer.", cfg.MaxStep, plural(cfg.MaxStep))
 			}
 			break
 		}
@@ -218,4 +218,12 @@ func (r *run) toolMeta(name string) events.Meta {
 		return events.Meta{ToolType: e.Type, TargetID: e.TargetID}
 	}
 	return events.Meta{}
+}
+
+// plural is the "s" a count other than one takes.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

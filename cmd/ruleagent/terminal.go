@@ -177,10 +177,10 @@ func (t *terminal) finish(msg types.RuleMsg, err error) {
 		parts = append(parts, "model "+m)
 	}
 	if s := md.GetValue("steps"); s != "" {
-		parts = append(parts, s+" steps")
+		parts = append(parts, count(s, "step"))
 	}
 	if c := md.GetValue("toolCalls"); c != "" {
-		parts = append(parts, c+" tool calls")
+		parts = append(parts, count(c, "tool call"))
 	}
 	if p := md.GetValue("promptTokens"); p != "" {
 		parts = append(parts, fmt.Sprintf("tokens %s in / %s out (%s total)", p, md.GetValue("completionTokens"), md.GetValue("totalTokens")))
@@ -213,4 +213,12 @@ func compactJSON(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return strings.TrimSpace(b.String())
+}
+
+// count is "1 step", "2 steps": n (a metadata value) and what it counts.
+func count(n, what string) string {
+	if n == "1" {
+		return n + " " + what
+	}
+	return n + " " + what + "s"
 }
