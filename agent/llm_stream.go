@@ -293,23 +293,29 @@ func (a *accumulator) toolCall(tc gjson.Result) error {
 		if pc.id == "" || pc.name == "" {
 			return nil
 		}
-		pc.started = true
-		if err := a.d.ToolCallStart(pc.index, pc.id, pc.name); err != nil {
-			return err
-		}
-		for _, p := range pc.pending {
-			pc.args.WriteString(p)
-			if err := a.d.ToolCallArgs(pc.index, p); err != nil {
-				return err
-			}
-		}
-		pc.pending = nil
-		return nil
+		return a.start(pc)
 	}
 	if args != "" {
 		pc.args.WriteString(args)
 		return a.d.ToolCallArgs(pc.index, args)
 	}
+	return nil
+}
+
+// start announces a call once its id and name are known, with the
+// argument fragments that came before them.
+func (a *accumulator) start(pc *pendingCall) error {
+	pc.started = true
+	if err := a.d.ToolCallStart(pc.index, pc.id, pc.name); err != nil {
+		return err
+	}
+	for _, p := range pc.pending {
+		pc.args.WriteString(p)
+		if err := a.d.ToolCallArgs(pc.index, p); err != nil {
+			return err
+		}
+	}
+	pc.pending = nil
 	return nil
 }
 
@@ -337,14 +343,8 @@ func (a *accumulator) finish() error {
 		if pc.id == "" {
 			// A few servers omit ids; the conversation needs one.
 			pc.id = fmt.Sprintf("call_%d", i)
-			if err := a.d.ToolCallStart(pc.index, pc.id, pc.name); err != nil {
+			if err := a.start(pc); err != nil {
 				return err
-			}
-			for _, p := range pc.pending {
-				pc.args.WriteString(p)
-				if err := a.d.ToolCallArgs(pc.index, p); err != nil {
-					return err
-				}
 			}
 		}
 		a.turn.ToolCalls = append(a.turn.ToolCalls, events.ToolCall{ID: pc.id, Name: pc.name, Arguments: pc.args.String()})
