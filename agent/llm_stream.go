@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -380,7 +381,7 @@ func decodeCompletion(body []byte) (*Turn, error) {
 	}
 	t := &Turn{
 		Content:      msg.Get("content").Str,
-		Reasoning:    firstNonEmpty(msg.Get("reasoning_content").Str, msg.Get("reasoning").Str),
+		Reasoning:    cmp.Or(msg.Get("reasoning_content").Str, msg.Get("reasoning").Str),
 		FinishReason: gjson.Get(s, "choices.0.finish_reason").Str,
 		Model:        gjson.Get(s, "model").Str,
 		Usage:        parseUsage(gjson.Get(s, "usage")),
@@ -400,13 +401,4 @@ func decodeCompletion(body []byte) (*Turn, error) {
 		return true
 	})
 	return t, err
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -3,6 +3,7 @@ package aspects
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -43,12 +44,7 @@ func New(name string, config json.RawMessage) (Aspect, error) {
 func Names() []string {
 	mu.RLock()
 	defer mu.RUnlock()
-	out := make([]string, 0, len(factories))
-	for n := range factories {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(factories))
 }
 
 // Use adds process-wide aspects: they apply to every agent node initialised

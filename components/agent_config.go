@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -65,15 +66,10 @@ func defaultConfig() Config {
 // configKeys are the keys Config accepts; RuleGo adds its own ($chainCtx,
 // vars, secrets, ...), which are not ours to check.
 var configKeys = func() []string {
-	var ks []string
 	b, _ := json.Marshal(Config{})
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
+	return slices.Sorted(maps.Keys(m))
 }()
 
 func checkKeys(configuration map[string]any) error {

@@ -3,6 +3,7 @@ package components
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -86,12 +87,7 @@ func cycles(edges []edge, reported map[string]bool) []Problem {
 		}
 		color[id] = black
 	}
-	var froms []string
-	for id := range out {
-		froms = append(froms, id)
-	}
-	slices.Sort(froms)
-	for _, id := range froms {
+	for _, id := range slices.Sorted(maps.Keys(out)) {
 		if color[id] == white {
 			visit(id)
 		}

@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/ruleagent/ruleagent/server"
 )
 
 // globalFlag collects repeated --global k=v flags.
@@ -44,12 +48,7 @@ func globals(environ []string, flags []string) map[string]string {
 			g[m[1]] = v
 		}
 	}
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if name, ok := strings.CutPrefix(k, "RULEAGENT_GLOBAL_"); ok && name != "" {
 			g[strings.ToLower(name)] = env[k]
 		}
@@ -63,4 +62,17 @@ func globals(environ []string, flags []string) map[string]string {
 
 func processGlobals(flags []string) map[string]string { return globals(os.Environ(), flags) }
 
-func sortStrings(s []string) { slices.Sort(s) }
+// openStore loads the chains folder for the long-running commands (serve,
+// mcp): chains that fail to load are reported and left out, and a missing
+// LLM is reported once, saying what will fail until one is set.
+func openStore(chains string, globalFlags []string, stderr io.Writer, whatFails string) *server.Store {
+	g := processGlobals(globalFlags)
+	store, errs := server.OpenStore(chains, server.NewConfig(g))
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
+	}
+	if g["llm_url"] == "" || g["model"] == "" {
+		fmt.Fprintf(stderr, "ruleagent: no LLM configured: %s will fail until OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (or --global llm_url=..., model=...) are set\n", whatFails)
+	}
+	return store
+}

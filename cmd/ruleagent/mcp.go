@@ -10,8 +10,6 @@ import (
 	"os"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
-
-	"github.com/ruleagent/ruleagent/server"
 )
 
 // runMCP serves the chains as MCP tools over stdio, for desktop clients that
@@ -42,15 +40,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer keepStdoutForProtocol(stdout, stderr)()
 
-	g := processGlobals(globalsF)
-	store, errs := server.OpenStore(*chains, server.NewConfig(g))
+	store := openStore(*chains, globalsF, stderr, "agent calls")
 	defer store.Close()
-	for _, e := range errs {
-		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
-	}
-	if g["llm_url"] == "" || g["model"] == "" {
-		fmt.Fprintln(stderr, "ruleagent: no LLM configured: agent calls will fail until OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (or --global llm_url=..., model=...) are set")
-	}
 	srv := mcpserver.NewStdioServer(store.MCP())
 	srv.SetErrorLogger(log.New(stderr, "ruleagent mcp: ", 0))
 	// Listen returns nil at the end of stdin (the client went away) and

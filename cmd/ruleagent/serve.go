@@ -35,15 +35,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
-	g := processGlobals(globalsF)
-	store, errs := server.OpenStore(*chains, server.NewConfig(g))
+	store := openStore(*chains, globalsF, stderr, "runs")
 	defer store.Close()
-	for _, e := range errs {
-		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
-	}
-	if g["llm_url"] == "" || g["model"] == "" {
-		fmt.Fprintln(stderr, "ruleagent: no LLM configured: runs will fail until OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (or --global llm_url=..., model=...) are set")
-	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -79,7 +80,7 @@ func schemaFields(raw json.RawMessage) string {
 	for n := range s.Properties {
 		names = append(names, n)
 	}
-	sortStrings(names)
+	slices.Sort(names)
 	for i, n := range names {
 		for _, r := range s.Required {
 			if r == n {

@@ -2,6 +2,7 @@ package bash
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -118,7 +119,7 @@ func (c Config) validate() (*settings, error) {
 		return nil, &tools.ConfigError{Path: "shellPath", Msg: err.Error()}
 	}
 	s.shellDialects = dialects
-	for _, name := range sortedKeys(c.Env) {
+	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
 		if !envNamePattern.MatchString(name) {
 			return nil, &tools.ConfigError{Path: "env." + name, Msg: "is not a valid environment variable name"}
 		}
@@ -187,12 +188,3 @@ func shMayBeBash() bool {
 // glob qualifiers and = expansion run commands from words the parser treats
 // as plain text.
 var topLevelShells = map[string]bool{"sh": true, "dash": true, "ash": true, "bash": true, "ksh": true, "mksh": true}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

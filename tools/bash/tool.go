@@ -16,6 +16,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +79,7 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 	}
 	if bc.Secrets != nil {
 		var secrets []string
-		for _, k := range sortedKeys(cfg.Env) {
+		for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 			if v := cfg.Env[k]; v != "" {
 				secrets = append(secrets, v)
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -92,11 +93,7 @@ func (t *Tool) listBackups(session string, a Args) (string, error) {
 		if len(all) == 0 {
 			return "there are no backups in this session", nil
 		}
-		paths := make([]string, 0, len(all))
-		for p := range all {
-			paths = append(paths, p)
-		}
-		slices.Sort(paths)
+		paths := slices.Sorted(maps.Keys(all))
 		var b strings.Builder
 		b.WriteString("files with backups in this session (restore with operation restore and the file's path):\n")
 		for _, p := range paths {
