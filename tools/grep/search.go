@@ -35,7 +35,7 @@ type search struct {
 	results int
 	more    bool // a result beyond limit exists
 	// Counts for the report.
-	searched, matchedFiles, binary, large, linked int
+	searched, binary, large, linked int
 }
 
 // run searches rel, a file or a directory.
