@@ -78,13 +78,7 @@ func (c Class) String() string {
 // endpoints hand out cloud credentials; the unspecified address reaches the
 // local host on Linux; multicast and broadcast are never a web server. No
 // range an operator lists re-opens them.
-func (c Class) liftable() bool {
-	switch c {
-	case Loopback, Private, LinkLocal, CGNAT, Reserved:
-		return true
-	}
-	return false
-}
+func (c Class) liftable() bool { return c.Rule().OpenedByAllowPrivate() }
 
 // Verdict is the classification of one address.
 type Verdict struct {

@@ -2,9 +2,12 @@ package netguard
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/ruleagent/ruleagent/tools"
 )
 
 func TestClassify(t *testing.T) {
@@ -116,15 +119,23 @@ func TestCheckAddrReasonsAndAllowPrivate(t *testing.T) {
 		{"64:ff9b::7f00:1", "", lab, RuleLoopback, "NAT64 form of 127.0.0.1"},
 	}
 	for _, c := range cases {
-		r := c.p.CheckAddr(netip.MustParseAddr(c.addr), c.host)
-		switch {
-		case c.rule == "" && r != nil:
-			t.Errorf("%s: refused: %v", c.addr, r)
-		case c.rule != "" && r == nil:
-			t.Errorf("%s: allowed, want %s", c.addr, c.rule)
-		case c.rule != "" && (r.Rule != c.rule || !strings.Contains(r.Reason, c.reason)):
-			t.Errorf("%s: %s %q, want %s %q", c.addr, r.Rule, r.Reason, c.rule, c.reason)
-		}
+		expect(t, c.addr, c.p.CheckAddr(netip.MustParseAddr(c.addr), c.host), c.rule, c.reason)
+	}
+}
+
+// expect checks a policy decision: r is nil when rule is "", else a
+// refusal under rule whose reason holds reason, and a tools.ErrPolicyDenied.
+func expect(t *testing.T, what string, r *Refusal, rule Rule, reason string) {
+	t.Helper()
+	switch {
+	case rule == "" && r != nil:
+		t.Errorf("%s: refused: %v", what, r)
+	case rule != "" && r == nil:
+		t.Errorf("%s: allowed, want %s", what, rule)
+	case rule != "" && (r.Rule != rule || !strings.Contains(r.Reason, reason)):
+		t.Errorf("%s: %s %q\n want %s %q", what, r.Rule, r.Reason, rule, reason)
+	case r != nil && !errors.Is(r, tools.ErrPolicyDenied):
+		t.Errorf("%s: not a policy refusal", what)
 	}
 }
 

@@ -49,6 +49,13 @@ var refusedHeaders = map[string]string{
 var credentialWords = []string{"auth", "token", "secret", "passw", "apikey", "accesskey", "secretkey",
 	"privatekey", "subscriptionkey", "credential", "session", "cookie", "signature"}
 
+// IsFramingHeader reports a header that frames the request or manages the
+// connection (Host, Content-Length, Transfer-Encoding, Connection, ...):
+// no configuration may set it either.
+func IsFramingHeader(name string) bool {
+	return refusedHeaders[strings.ToLower(name)] == whyFraming
+}
+
 var squeeze = strings.NewReplacer("-", "", "_", "")
 
 // CheckHeader refuses a header a caller (the model) may not set: any name

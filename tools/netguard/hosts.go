@@ -185,40 +185,68 @@ var metadataNames = map[string]bool{
 	"metadata.platformequinix.com": true,
 }
 
-// HostList matches hosts against patterns: an exact host ("example.com",
-// "203.0.113.5") or every sub-domain of one ("*.example.com", which does
-// not match example.com itself). Matching is on the parsed, normalised
-// host with a dot boundary, never on a string prefix of the URL.
+// Pattern is one host pattern: an exact host ("example.com",
+// "203.0.113.5") or, with Wildcard, every sub-domain of Name
+// ("*.example.com", which does not match example.com itself).
+type Pattern struct {
+	Name     string
+	Wildcard bool
+}
+
+// ParsePattern parses a host pattern; a bad one gives a message saying
+// what is wrong with it.
+func ParsePattern(p string) (Pattern, string) {
+	rest, wild := strings.CutPrefix(p, "*.")
+	if rest == "" {
+		return Pattern{}, "empty host pattern"
+	}
+	if strings.ContainsAny(rest, "*/@?#\\ \t") || strings.Contains(rest, "://") {
+		return Pattern{}, "want a host name, \"*.\" and a domain, or an IP address (no scheme, path, port or user)"
+	}
+	if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
+		rest = rest[1 : len(rest)-1]
+	}
+	h, r := ParseHost(rest)
+	switch {
+	case r != nil:
+		return Pattern{}, r.Reason
+	case h.NonCanonical:
+		return Pattern{}, "write an IPv4 address in dotted decimal (" + h.Name + ")"
+	case wild && h.IP.IsValid():
+		return Pattern{}, "\"*.\" takes a domain, not an IP address"
+	}
+	return Pattern{Name: h.Name, Wildcard: wild}, ""
+}
+
+// Match reports whether a normalised host name (Host.Name) matches. A
+// wildcard matches on a dot boundary, never on a bare suffix.
+func (p Pattern) Match(name string) bool {
+	if !p.Wildcard {
+		return name == p.Name
+	}
+	return len(name) > len(p.Name)+1 && strings.HasSuffix(name, p.Name) && name[len(name)-len(p.Name)-1] == '.'
+}
+
+// HostList matches hosts against patterns on the parsed, normalised host,
+// never on a string prefix of the URL.
 type HostList struct {
 	exact    map[string]struct{}
 	suffixes []string // ".example.com"
 }
 
-// ParseHostList parses patterns. The error message of a bad pattern is
-// returned with its index.
+// ParseHostList parses patterns. A bad pattern's message is returned
+// with its index.
 func ParseHostList(patterns []string) (HostList, int, string) {
 	l := HostList{exact: map[string]struct{}{}}
-	for i, p := range patterns {
-		rest, wild := strings.CutPrefix(p, "*.")
-		if strings.ContainsAny(rest, "*/@?#\\ \t") || strings.Contains(rest, "://") {
-			return l, i, "want a host name, \"*.\" and a domain, or an IP address (no scheme, path, port or user)"
+	for i, s := range patterns {
+		p, msg := ParsePattern(s)
+		if msg != "" {
+			return l, i, msg
 		}
-		if strings.HasPrefix(rest, "[") && strings.HasSuffix(rest, "]") {
-			rest = rest[1 : len(rest)-1]
-		}
-		h, r := ParseHost(rest)
-		if r != nil {
-			return l, i, r.Reason
-		}
-		switch {
-		case h.NonCanonical:
-			return l, i, "write an IPv4 address in dotted decimal (" + h.Name + ")"
-		case wild && h.IP.IsValid():
-			return l, i, "\"*.\" takes a domain, not an IP address"
-		case wild:
-			l.suffixes = append(l.suffixes, "."+h.Name)
-		default:
-			l.exact[h.Name] = struct{}{}
+		if p.Wildcard {
+			l.suffixes = append(l.suffixes, "."+p.Name)
+		} else {
+			l.exact[p.Name] = struct{}{}
 		}
 	}
 	return l, -1, ""

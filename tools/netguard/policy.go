@@ -1,6 +1,8 @@
 package netguard
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -21,7 +23,7 @@ type Config struct {
 	AllowHosts   []string `json:"allowHosts,omitempty" jsonschema:"If set, only these hosts may be requested: exact host names or IP addresses, or *.domain for every sub-domain of domain (not the domain itself). Matched on the parsed host, never on a prefix of the URL."`
 	DenyHosts    []string `json:"denyHosts,omitempty" jsonschema:"Hosts never requested, in the same forms as allowHosts. Deny wins over allow."`
 	AllowPrivate []string `json:"allowPrivate,omitempty" jsonschema:"Address ranges (CIDR, or single addresses) that may be reached although they are loopback, private, link-local, CGNAT or reserved, e.g. an intranet or a local test server. Cloud metadata, unspecified, multicast and broadcast addresses stay refused whatever is listed."`
-	MaxRedirects *int     `json:"maxRedirects,omitempty" jsonschema:"Redirects followed per request, 0 to 5; each one is checked like the first request."`
+	MaxRedirects *int     `json:"maxRedirects,omitempty" jsonschema:"Redirects followed per request, 0 to 5 (default 5); each one is checked like the first request."`
 	Proxy        string   `json:"proxy,omitempty" jsonschema:"http(s) URL of a forward proxy for every request. The HTTP_PROXY and HTTPS_PROXY variables are ignored; without this field no proxy is used."`
 	DNSServer    string   `json:"dnsServer,omitempty" jsonschema:"IP:port of the DNS server to resolve names with, instead of the system's resolvers (/etc/hosts is still read first)."`
 }
@@ -114,13 +116,17 @@ func (p *Policy) setProxy(raw string) error {
 	return nil
 }
 
-// ProxyPassword is the proxy URL's password, if any, for the scrubber.
-func (p *Policy) ProxyPassword() string {
+// ProxySecrets are the proxy URL's password and the Proxy-Authorization
+// token made from it, if any, for the scrubber.
+func (p *Policy) ProxySecrets() []string {
 	if p.proxy == nil || p.proxy.User == nil {
-		return ""
+		return nil
 	}
-	pw, _ := p.proxy.User.Password()
-	return pw
+	pw, ok := p.proxy.User.Password()
+	if !ok || pw == "" {
+		return nil
+	}
+	return []string{pw, base64.StdEncoding.EncodeToString([]byte(p.proxy.User.Username() + ":" + pw))}
 }
 
 // MaxRedirects is the number of redirects a request may follow.
@@ -167,6 +173,40 @@ func article(form string) string {
 		return "an " + form
 	}
 	return "a " + form
+}
+
+// MaxURLLength is the longest URL ParseURL accepts.
+const MaxURLLength = 8 << 10
+
+// ParseURL parses a URL a caller gave. It refuses what parsers disagree
+// on or what could split a request line: control characters (CR, LF, tab,
+// NUL...), spaces and backslashes, which the WHATWG standard reads as "/"
+// in http URLs and net/url does not.
+func ParseURL(raw string) (*url.URL, *Refusal) {
+	if len(raw) > MaxURLLength {
+		return nil, refuse(RuleMalformed, "the URL is longer than %d bytes", MaxURLLength)
+	}
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '\r' || c == '\n':
+			return nil, refuse(RuleMalformed, "the URL contains a line break (CR or LF)")
+		case c < 0x20 || c == 0x7f:
+			return nil, refuse(RuleMalformed, "the URL contains a control character")
+		case c == ' ':
+			return nil, refuse(RuleMalformed, "the URL contains a space; percent-encode it as %%20")
+		case c == '\\':
+			return nil, refuse(RuleMalformed, "the URL contains a backslash, which URL parsers read differently; percent-encode it as %%5C")
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, refuse(RuleMalformed, "the URL does not parse: %v", err)
+	}
+	return u, nil
 }
 
 // CheckURL checks a URL before any request is made for it: the scheme is

@@ -89,16 +89,7 @@ func TestCheckURL(t *testing.T) {
 			continue
 		}
 		_, r := c.p.CheckURL(u)
-		switch {
-		case c.rule == "" && r != nil:
-			t.Errorf("%s: refused: %v", c.url, r)
-		case c.rule != "" && r == nil:
-			t.Errorf("%s: passed, want %s", c.url, c.rule)
-		case c.rule != "" && (r.Rule != c.rule || !strings.Contains(r.Reason, c.reason)):
-			t.Errorf("%s: %s %q\n want %s %q", c.url, r.Rule, r.Reason, c.rule, c.reason)
-		case r != nil && !errors.Is(r, tools.ErrPolicyDenied):
-			t.Errorf("%s: not a policy refusal", c.url)
-		}
+		expect(t, c.url, r, c.rule, c.reason)
 		// A refusal never quotes a deny pattern.
 		if r != nil && strings.Contains(r.Reason, "*.") {
 			t.Errorf("%s: the reason quotes a pattern: %s", c.url, r.Reason)
@@ -130,5 +121,27 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Path != c.path {
 			t.Errorf("%+v: %v, want an error at %s", c.c, err, c.path)
 		}
+	}
+}
+
+func TestParseURLRefusesWhatParsersDisagreeOn(t *testing.T) {
+	cases := []struct{ url, reason string }{
+		{"http://example.com/a\r\nHost: internal", "line break"},
+		{"http://example.com/\nX: y", "line break"},
+		{"http://example.com/\x00", "control character"},
+		{"http://exa\tmple.com/", "control character"},
+		{"http://example.com/a b", "space"},
+		{`http://evil.test\@api.example.com/`, "backslash"},
+		{`http:\\127.0.0.1\`, "backslash"},
+		{"http://%31%32%37.0.0.1/", "does not parse"},
+		{"http://[::1/", "does not parse"},
+		{"http://" + strings.Repeat("a", MaxURLLength), "longer than"},
+	}
+	for _, c := range cases {
+		_, r := ParseURL(c.url)
+		expect(t, c.url, r, RuleMalformed, c.reason)
+	}
+	if u, r := ParseURL("https://example.com/a?b=c#d"); r != nil || u.Host != "example.com" {
+		t.Fatal(u, r)
 	}
 }

@@ -60,6 +60,16 @@ const (
 	RuleHeader Rule = "header"
 )
 
+// OpenedByAllowPrivate reports whether listing an address in
+// Config.AllowPrivate lifts this rule for it.
+func (r Rule) OpenedByAllowPrivate() bool {
+	switch r {
+	case RuleLoopback, RulePrivate, RuleLinkLocal, RuleCGNAT, RuleReserved:
+		return true
+	}
+	return false
+}
+
 // Refusal is a request the policy refused. Its text names the rule and the
 // destination, never the pattern of a deny list that matched.
 type Refusal struct {

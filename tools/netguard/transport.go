@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,7 +34,7 @@ func (p *Policy) Transport() *http.Transport {
 
 // RoundTripper checks every request it sends, the first and each redirect
 // alike, with CheckURL (and Preflight when a proxy is used) before handing
-// it to next.
+// it to next, addressed to the normalised host name that was checked.
 type RoundTripper struct {
 	Policy *Policy
 	Next   http.RoundTripper
@@ -52,6 +53,16 @@ func (rt RoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	if !h.IP.IsValid() && h.Name != req.URL.Hostname() {
+		// Dial the name that was checked (lower case, IDNA, no trailing
+		// dot), not another spelling a resolver might read differently.
+		host := h.Name
+		if port := req.URL.Port(); port != "" {
+			host = net.JoinHostPort(host, port)
+		}
+		req = req.Clone(req.Context())
+		req.URL.Host, req.Host = host, host
+	}
 	return rt.Next.RoundTrip(req)
 }
 
@@ -63,11 +74,12 @@ func closeBody(req *http.Request) {
 
 // CheckRedirect is an http.Client CheckRedirect function: it bounds the
 // redirects and checks each target before it is requested, naming the hop
-// in the refusal.
+// in the refusal. With maxRedirects 0 the redirect response itself is the
+// answer (http.ErrUseLastResponse), so its Location can be shown.
 func (p *Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > p.maxRedirects {
 		if p.maxRedirects == 0 {
-			return refuse(RuleRedirects, "the server redirected to %s, and this tool follows no redirects", req.URL.Redacted())
+			return http.ErrUseLastResponse
 		}
 		return refuse(RuleRedirects, "more than %d redirects (the last to %s)", p.maxRedirects, req.URL.Redacted())
 	}
