@@ -83,7 +83,7 @@ func TestDialChecksTheResolvedAddress(t *testing.T) {
 		reason string
 	}{
 		{"127.0.0.1", netguard.RuleLoopback, "destination 127.0.0.1 is a loopback address"},
-		{"localhost", netguard.RuleLoopback, "destination localhost (127.0.0.1) is a loopback address"},
+		{"localhost", netguard.RuleLoopback, "destination localhost ("}, // 127.0.0.1 or ::1, by /etc/hosts
 		{"loop.test", netguard.RuleLoopback, "destination loop.test (127.0.0.1) is a loopback address"},
 		{"LOOP.test.", netguard.RuleLoopback, "loopback"},
 		{"127.0.0.1.nip", netguard.RuleLoopback, "loopback"},

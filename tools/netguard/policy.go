@@ -129,9 +129,6 @@ func (p *Policy) ProxySecrets() []string {
 	return []string{pw, base64.StdEncoding.EncodeToString([]byte(p.proxy.User.Username() + ":" + pw))}
 }
 
-// MaxRedirects is the number of redirects a request may follow.
-func (p *Policy) MaxRedirects() int { return p.maxRedirects }
-
 // CheckAddr refuses an address the policy does not let a connection reach.
 // host, if not empty, is the name that resolved to it, for the message.
 func (p *Policy) CheckAddr(ip netip.Addr, host string) *Refusal {

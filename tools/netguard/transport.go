@@ -89,15 +89,6 @@ func (p *Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// Client returns an HTTP client that applies the policy to every request
-// and redirect, through next (nil: p.Transport()).
-func (p *Policy) Client(next http.RoundTripper, timeout time.Duration) *http.Client {
-	if next == nil {
-		next = p.Transport()
-	}
-	return &http.Client{Transport: RoundTripper{Policy: p, Next: next}, CheckRedirect: p.CheckRedirect, Timeout: timeout}
-}
-
 // AsRefusal finds the refusal inside an error returned by a client of the
 // policy (wrapped in *url.Error and *net.OpError).
 func AsRefusal(err error) (*Refusal, bool) {
