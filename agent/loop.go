@@ -10,6 +10,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -187,6 +188,9 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	t, err := cfg.LLM.Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
+		if ctx.Err() == nil {
+			metrics.LLMRequests.WithLabelValues(r.point.Model, "error").Inc()
+		}
 		return nil, err
 	}
 	if final {

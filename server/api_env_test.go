@@ -33,6 +33,7 @@ const (
 	promptHelper = "You are the helper agent."
 	promptSlow   = "You are the slow agent."
 	promptBroken = "You are the broken agent."
+	promptPause  = "You are the pausing agent."
 )
 
 func apiScript() llmtest.Script {
@@ -47,6 +48,8 @@ func apiScript() llmtest.Script {
 		llmtest.Rule{Match: llmtest.SystemContains(promptHelper), Script: llmtest.Always(llmtest.Reply("The helper did its part."))},
 		llmtest.Rule{Match: llmtest.SystemContains(promptSlow), Script: llmtest.Always(llmtest.Response{
 			Text: strings.Repeat("slow words ", 40), ChunkSize: 5, ChunkDelay: 100 * time.Millisecond})},
+		llmtest.Rule{Match: llmtest.SystemContains(promptPause), Script: llmtest.Always(llmtest.Response{
+			Text: "after a pause", ChunkSize: 100, ChunkDelay: 700 * time.Millisecond})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptBroken), Script: llmtest.Always(llmtest.Response{
 			Status: http.StatusBadRequest, ErrorMessage: "the model refuses this request"})},
 	)
@@ -88,6 +91,7 @@ func testChains() map[string]string {
 		"helper": chainDSL("helper", "Helper", map[string]any{"description": "Helps."}, agentNode(promptHelper, nil)),
 		"slow":   chainDSL("slow", "Slow", nil, agentNode(promptSlow, nil)),
 		"broken": chainDSL("broken", "Broken", nil, agentNode(promptBroken, nil)),
+		"pause":  chainDSL("pause", "Pause", nil, agentNode(promptPause, nil)),
 		"lookup": jsDSL("lookup", "Lookup", nil, `return {msg: {found: msg.key}, metadata: metadata, msgType: msgType};`),
 		"tools": chainDSL("tools", "Tools", nil, agentNode(promptTools, map[string]any{"tools": []any{
 			map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "lookup",

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 )
 
 // queueSize is how many messages a client may lag behind before it is
@@ -154,6 +155,7 @@ func (h *Hub) add(c *client) {
 	h.mu.Lock()
 	h.clients[c] = struct{}{}
 	h.mu.Unlock()
+	metrics.ActiveStreams.WithLabelValues("websocket").Inc()
 	h.total.Add(1)
 }
 
@@ -161,6 +163,7 @@ func (h *Hub) remove(c *client) {
 	h.mu.Lock()
 	if _, ok := h.clients[c]; ok {
 		delete(h.clients, c)
+		metrics.ActiveStreams.WithLabelValues("websocket").Dec()
 		for id := range c.chains {
 			h.unsubLocked(id)
 		}
