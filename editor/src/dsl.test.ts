@@ -5,7 +5,7 @@ import { equalJSON, exportChain, importChain, parseChain, withoutPositions, DSLE
 import * as edit from './edit';
 import * as H from './history';
 
-const chainsDir = join(__dirname, '..', '..', 'chains');
+const chainsDir = join(import.meta.dirname, '..', '..', 'chains');
 const files = readdirSync(chainsDir).filter((f) => f.endsWith('.json'));
 
 describe('DSL round trip', () => {
