@@ -126,12 +126,12 @@ function Editor() {
     setProblems([]);
     setWarnings([]);
     setTab('inspect');
-    setTimeout(() => flow.fitView({ padding: 0.2 }), 50);
+    setTimeout(() => flow.fitView({ padding: 0.2, maxZoom: 1 }), 50);
   };
 
   const guard = async (): Promise<boolean> => {
     if (!dirty) return true;
-    return (await ask({ title: 'Discard unsaved changes?', message: `${id} has changes that are not deployed.`, ok: 'Discard', danger: true })) !== null;
+    return (await ask({ title: 'Discard unsaved changes?', message: `${id || "This chain"} has changes that are not deployed.`, ok: 'Discard', danger: true })) !== null;
   };
 
   const open = async (cid: string) => {
@@ -228,9 +228,10 @@ function Editor() {
     if (!(await guard())) return;
     try {
       const d = parseChain(await file.text());
-      if (!chainId(d)) d.top.ruleChain = { ...chainOf(d), id: file.name.replace(/\.json$/i, '') };
+      // A file without ruleChain.id keeps it absent (exported as it came);
+      // deploying asks for one.
       load(d, null);
-      setStatus({ text: `Imported ${file.name}: deploy to save it as ${chainId(d)}.` });
+      setStatus({ text: `Imported ${file.name}: deploy to save it${chainId(d) ? ` as ${chainId(d)}` : ''}.` });
     } catch (e) {
       setStatus({ text: `Cannot import ${file.name}: ${(e as Error).message}`, error: true });
     }
@@ -247,8 +248,17 @@ function Editor() {
   };
 
   const deploy = async () => {
-    if (!doc || !id) return;
-    const dsl = exportChain(doc);
+    if (!doc) return;
+    let id = chainId(doc);
+    let target = doc;
+    if (!id) {
+      const v = await askId('The chain needs an id to deploy', '', 'Deploy');
+      if (!v) return;
+      id = v;
+      target = { ...doc, top: { ...doc.top, ruleChain: { ...chainOf(doc), id: v } as JsonObject } };
+      change(() => target);
+    }
+    const dsl = exportChain(target);
     setStatus({ text: `Deploying ${id}…` });
     try {
       const info = await api.save(id, dsl);
@@ -317,7 +327,7 @@ function Editor() {
     } else if (mod && k === 'a' && doc) (e.preventDefault(), setSel({ nodes: new Set(doc.nodes.map((n) => n.key)), edges: new Set(doc.edges.map((x) => x.key)) }));
     else if (k === 'delete' || k === 'backspace') removeSelection();
     else if (k === 'escape') setSel(EMPTY_SEL);
-    else if (k === 'f' && !mod) flow.fitView({ padding: 0.2, duration: 200 });
+    else if (k === 'f' && !mod) flow.fitView({ padding: 0.2, maxZoom: 1, duration: 200 });
     else if (k === 'l' && !mod && doc) change((d) => withLayout(d));
     else if (k === '?') setHelp(true);
     else if (e.altKey && k === 'n') void create();
@@ -368,7 +378,7 @@ function Editor() {
           <button type="button" disabled={!doc} onClick={() => change((d) => withLayout(d))} title="Auto-layout (L)">
             Layout
           </button>
-          <button type="button" disabled={!doc} onClick={() => flow.fitView({ padding: 0.2, duration: 200 })} title="Zoom to fit (F)">
+          <button type="button" disabled={!doc} onClick={() => flow.fitView({ padding: 0.2, maxZoom: 1, duration: 200 })} title="Zoom to fit (F)">
             Fit
           </button>
           <button type="button" disabled={!doc} onClick={exportFile} title="Download the chain JSON">

@@ -163,6 +163,7 @@ export function Canvas(p: Props) {
         multiSelectionKeyCode={['Meta', 'Control']}
         colorMode="system"
         fitView
+        fitViewOptions={{ maxZoom: 1, padding: 0.2 }}
         minZoom={0.2}
         defaultEdgeOptions={{ type: 'smoothstep' }}
       >

@@ -116,7 +116,7 @@ export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunSta
       <div className="chat-log" ref={log} aria-live="polite">
         {thread.turns.length === 0 && <p className="empty">Send a message to run the chain. The conversation is kept while this page is open.</p>}
         {thread.turns.map((t) => (
-          <div key={t.runId} className="turn" data-run-id={t.runId}>
+          <div key={t.runId} className="chat-turn" data-run-id={t.runId}>
             <div className="user-text">{t.user}</div>
             <div className={`assistant run-${t.state.runs[ROOT].status}`}>
               <RunBody state={t.state} run={t.state.runs[ROOT]} />

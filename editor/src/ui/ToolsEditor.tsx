@@ -198,7 +198,7 @@ function ChainFields({ entry, chains, at, onChange }: { entry: ToolEntry; chains
             <option value="">Pick a chain…</option>
             {options.map((c) => (
               <option key={c.id} value={c.id}>
-                {c.isAgent ? '🤖 ' : ''}
+                {c.isAgent ? '[agent] ' : ''}
                 {c.name || c.id} ({c.id})
               </option>
             ))}
