@@ -110,7 +110,10 @@ try {
     assert.deepEqual(cfg.tools.map((t) => [t.type, t.name, t.targetId]), [['builtin', 'read', undefined], ['agent', 'Helper', 'helper']]);
     assert.deepEqual(saved.metadata.connections, [{ fromId: 'agent1', toId: 'end1', type: 'Success' }]);
     assert.equal(typeof saved.metadata.nodes[1].additionalInfo.layoutX, 'number');
-    await page.keyboard.press('Escape');
+    await page.keyboard.press('f');
+    await node('agent1').click();
+    await page.locator('[data-tool-index="0"]').scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
     await shot('canvas');
   });
 

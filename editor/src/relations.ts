@@ -13,6 +13,7 @@ export function relationOptions(form: ComponentForm | undefined, node: RuleNode,
   }
   if (node.type === 'jsSwitch' || node.type === 'msgTypeSwitch') out.push('Default');
   out.push(...used);
-  if (!out.length) out.push('Success', 'Failure');
+  // An end node tells nothing; a node the server does not know may tell anything.
+  if (!out.length && (!form || form.relationTypes === null)) out.push('Success', 'Failure');
   return [...new Set(out)];
 }

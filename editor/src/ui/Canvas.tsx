@@ -15,6 +15,7 @@ import type { Doc } from '../dsl';
 import type { ComponentForm } from '../types';
 import { RuleNodeView, type RuleFlowNode } from './RuleNodeView';
 import { toolsOf } from '../tools';
+import { relationOptions } from '../relations';
 
 export const NODE_MIME = 'application/x-ruleagent-node';
 
@@ -72,10 +73,11 @@ export function Canvas(p: Props) {
             visited: p.highlight.visited.has(id),
             failed: p.highlight.failed.has(id),
             problems: p.problemCount.get(n.key) ?? 0,
+            outputs: relationOptions(p.forms.get(n.node.type), n.node).length > 0 || p.doc.edges.some((e) => e.from === n.key),
           },
         };
       }),
-    [p.doc, p.selection, p.highlight, p.problemCount, dims],
+    [p.doc, p.forms, p.selection, p.highlight, p.problemCount, dims],
   );
 
   const edges: Edge[] = useMemo(

@@ -96,9 +96,15 @@ export function FieldInput({ spec, value, onChange, problem, suggestions, hint, 
         </fieldset>
       );
     }
+    case 'json':
+      // A value such as 30 or "30s" reads better on one line.
+      if (spec.textOk && (value === undefined || value === null || typeof value !== 'object')) {
+        input = <input {...common} type="text" value={draft} placeholder={placeholder(spec)} onChange={(e) => setText(e.target.value)} />;
+        break;
+      }
+    // falls through
     case 'textarea':
     case 'code':
-    case 'json':
     case 'list':
       input = (
         <textarea

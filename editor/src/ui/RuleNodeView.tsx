@@ -12,6 +12,8 @@ export interface RuleNodeData extends Record<string, unknown> {
   visited: boolean;
   failed: boolean;
   problems: number;
+  // outputs is false for nodes that tell no relation (end).
+  outputs: boolean;
 }
 
 export type RuleFlowNode = Node<RuleNodeData, 'rule'>;
@@ -34,7 +36,7 @@ function RuleNodeViewImpl({ data, selected }: NodeProps<RuleFlowNode>) {
       </div>
       <div className="rule-node-name">{data.name || data.id}</div>
       {data.agent && <div className="rule-node-sub">{data.tools === 1 ? '1 tool' : `${data.tools} tools`}</div>}
-      <Handle type="source" position={Position.Right} aria-label={`Output of ${data.name || data.id}`} />
+      {data.outputs && <Handle type="source" position={Position.Right} aria-label={`Output of ${data.name || data.id}`} />}
     </div>
   );
 }
