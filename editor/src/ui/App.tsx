@@ -7,9 +7,11 @@ import { defaultsOf, fieldsOfForm } from '../forms';
 import * as H from '../history';
 import { locate, type Located } from '../problems';
 import { relationOptions } from '../relations';
-import type { ChainInfo, Components, ComponentForm, JsonObject, Problem, RuleNode } from '../types';
-import { Trace, type Frame } from '../trace';
-import { Canvas, type Highlight, type Selection } from './Canvas';
+import type { ChainInfo, Components, JsonObject, Problem, RuleNode } from '../types';
+import { Canvas, type Selection } from './Canvas';
+import { EdgePanel } from './EdgePanel';
+import { useLiveTrace } from './useLiveTrace';
+import { Toolbar } from './Toolbar';
 import { ChainList } from './ChainList';
 import { ChainPanel } from './ChainPanel';
 import { useDialog } from './Dialog';
@@ -19,7 +21,6 @@ import { newThread, RunPanel, type Thread } from './RunPanel';
 import { Shortcuts, SHORTCUTS } from './Shortcuts';
 
 const EMPTY_SEL: Selection = { nodes: new Set(), edges: new Set() };
-const NO_HIGHLIGHT: Highlight = { active: new Set(), visited: new Set(), failed: new Set(), edges: new Set() };
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 export function App() {
@@ -47,11 +48,9 @@ function Editor() {
   const [warnings, setWarnings] = useState<Problem[]>([]);
   const [status, setStatus] = useState<{ text: string; error?: boolean } | null>(null);
   const [tab, setTab] = useState<'inspect' | 'run'>('inspect');
-  const [highlight, setHighlight] = useState<Highlight & { runId?: string }>(NO_HIGHLIGHT);
   const [threads, setThreads] = useState<Record<string, Thread>>({});
   const [help, setHelp] = useState(false);
   const clip = useRef<edit.Clip | null>(null);
-  const trace = useRef<Trace | null>(null);
 
   const doc = hist?.present ?? null;
   const id = doc ? chainId(doc) : null;
@@ -69,43 +68,7 @@ function Editor() {
     refreshChains();
   }, [refreshChains]);
 
-  // The live trace of the open chain.
-  const idRef = useRef(id);
-  idRef.current = id;
-  const docRef = useRef(doc);
-  docRef.current = doc;
-  useEffect(() => {
-    const t = new Trace((f: Frame) => {
-      if (f.type === 'chain') refreshChains();
-      if (f.type !== 'node' || f.chainId !== idRef.current) return;
-      setHighlight((h) => {
-        const fresh = h.runId !== f.runId;
-        const next = {
-          runId: f.runId,
-          active: new Set(fresh ? [] : h.active),
-          visited: new Set(fresh ? [] : h.visited),
-          failed: new Set(fresh ? [] : h.failed),
-          edges: new Set(fresh ? [] : h.edges),
-        };
-        if (f.flow === 'IN') next.active.add(f.nodeId);
-        else {
-          next.active.delete(f.nodeId);
-          next.visited.add(f.nodeId);
-          if (f.error || f.relation === 'Failure') next.failed.add(f.nodeId);
-          const d = docRef.current;
-          const from = d?.nodes.find((n) => n.node.id === f.nodeId)?.key;
-          for (const e of d?.edges ?? []) if (e.from === from && e.type === f.relation) next.edges.add(e.key);
-        }
-        return next;
-      });
-    });
-    trace.current = t;
-    return () => t.close();
-  }, [refreshChains]);
-  useEffect(() => {
-    trace.current?.subscribe(id ? [id] : []);
-    setHighlight(NO_HIGHLIGHT);
-  }, [id]);
+  const [highlight, clearHighlight] = useLiveTrace(id, doc, refreshChains);
 
   useEffect(() => {
     const h = (e: BeforeUnloadEvent) => {
@@ -368,29 +331,18 @@ function Editor() {
           </span>
         )}
         <span className="spacer" />
-        <nav className="toolbar" aria-label="Chain actions">
-          <button type="button" disabled={!hist?.past.length} onClick={() => setHist((h) => h && H.undo(h))} title="Undo (Ctrl+Z)">
-            Undo
-          </button>
-          <button type="button" disabled={!hist?.future.length} onClick={() => setHist((h) => h && H.redo(h))} title="Redo (Ctrl+Shift+Z)">
-            Redo
-          </button>
-          <button type="button" disabled={!doc} onClick={() => change((d) => withLayout(d))} title="Auto-layout (L)">
-            Layout
-          </button>
-          <button type="button" disabled={!doc} onClick={() => flow.fitView({ padding: 0.2, maxZoom: 1, duration: 200 })} title="Zoom to fit (F)">
-            Fit
-          </button>
-          <button type="button" disabled={!doc} onClick={exportFile} title="Download the chain JSON">
-            Export
-          </button>
-          <button type="button" className="primary" disabled={!doc} onClick={deploy} title="Save and deploy (Ctrl+S)">
-            Deploy
-          </button>
-          <button type="button" onClick={() => setHelp(true)} title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts">
-            ?
-          </button>
-        </nav>
+        <Toolbar
+          canUndo={!!hist?.past.length}
+          canRedo={!!hist?.future.length}
+          open={!!doc}
+          onUndo={() => setHist((h) => h && H.undo(h))}
+          onRedo={() => setHist((h) => h && H.redo(h))}
+          onLayout={() => change((d) => withLayout(d))}
+          onFit={() => flow.fitView({ padding: 0.2, maxZoom: 1, duration: 200 })}
+          onExport={exportFile}
+          onDeploy={deploy}
+          onHelp={() => setHelp(true)}
+        />
       </header>
       {status && (
         <div className={`status${status.error ? ' error' : ''}`} role={status.error ? 'alert' : 'status'}>
@@ -466,7 +418,7 @@ function Editor() {
                 dirty={dirty}
                 thread={thread ?? newThread()}
                 setThread={(f) => setThreads((ts) => ({ ...ts, [id]: f(ts[id] ?? thread ?? newThread()) }))}
-                onRunStart={() => setHighlight(NO_HIGHLIGHT)}
+                onRunStart={clearHighlight}
               />
             )}
           </div>
@@ -474,33 +426,6 @@ function Editor() {
       )}
       {help && <Shortcuts onClose={() => setHelp(false)} list={SHORTCUTS} />}
       {dialog}
-    </div>
-  );
-}
-
-function EdgePanel({ doc, edgeKey, forms, onType, onRemove }: { doc: Doc; edgeKey: string; forms: Map<string, ComponentForm>; onType: (t: string) => void; onRemove: () => void }) {
-  const e = doc.edges.find((x) => x.key === edgeKey)!;
-  const from = doc.nodes.find((n) => n.key === e.from)!;
-  const to = doc.nodes.find((n) => n.key === e.to)!;
-  const options = relationOptions(forms.get(from.node.type), from.node, [e.type]);
-  return (
-    <div className="edge-panel">
-      <h2>Connection</h2>
-      <p>
-        {from.node.name || from.node.id} → {to.node.name || to.node.id}
-      </p>
-      <label>
-        Relation type
-        <input list="edge-relations" value={e.type} onChange={(ev) => ev.target.value && onType(ev.target.value)} />
-        <datalist id="edge-relations">
-          {options.map((o) => (
-            <option key={o} value={o} />
-          ))}
-        </datalist>
-      </label>
-      <button type="button" className="danger" onClick={onRemove}>
-        Delete connection
-      </button>
     </div>
   );
 }
