@@ -97,6 +97,34 @@ try {
     await page.locator('.react-flow__edge-text', { hasText: 'Success' }).waitFor();
   });
 
+  await check('copies, pastes, deletes, undoes and redoes from the keyboard', async () => {
+    await node('end1').click();
+    await page.keyboard.press('Control+c');
+    await page.keyboard.press('Control+v');
+    await node('end2').waitFor();
+    await page.keyboard.press('Delete');
+    await node('end2').waitFor({ state: 'detached' });
+    await page.keyboard.press('Control+z');
+    await node('end2').waitFor();
+    await page.keyboard.press('Control+z');
+    await node('end2').waitFor({ state: 'detached' });
+    await page.keyboard.press('Control+Shift+z');
+    await node('end2').waitFor();
+    await page.keyboard.press('Control+z');
+    await node('end2').waitFor({ state: 'detached' });
+    await node('end1').waitFor();
+  });
+
+  await check('shows the server validation problems on the node and the field', async () => {
+    await node('agent1').click();
+    await page.locator('[data-tool-index="0"] [data-field="tools[0].timeout"]').fill('soon');
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Not deployed' }).waitFor();
+    await node('agent1').locator('.badge.problem').waitFor();
+    await page.locator('[data-tool-index="0"] .msg', { hasText: 'soon' }).first().waitFor();
+    await page.locator('[data-tool-index="0"] [data-field="tools[0].timeout"]').fill('');
+  });
+
   await check('deploys and saves the chain file', async () => {
     await page.getByRole('button', { name: 'Deploy' }).click();
     await page.getByRole('status').filter({ hasText: 'Deployed demo' }).waitFor();

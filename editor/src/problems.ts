@@ -16,7 +16,7 @@ export interface Located {
 
 export function locate(p: Problem): Located {
   const n = /^metadata\.nodes\[(\d+)\]\.?(.*)$/.exec(p.path);
-  if (n) return { problem: p, node: Number(n[1]), field: n[2] || undefined };
+  if (n) return { problem: p, node: Number(n[1]), field: deeper(n[2], p.message) || undefined };
   const c = /^metadata\.connections\[(\d+)\]/.exec(p.path);
   if (c) return { problem: p, connection: Number(c[1]) };
   return { problem: p };
@@ -34,4 +34,14 @@ export function under(list: Located[], prefix: string): Located[] {
 export function messageAt(list: Located[], field: string): string | null {
   const hits = list.filter((l) => l.field === field || (l.field ?? '').startsWith(field + '.') || (l.field ?? '').startsWith(field + '['));
   return hits.length ? hits.map((h) => h.problem.message).join('; ') : null;
+}
+
+// deeper follows a JSON Schema error's pointer into the value the path
+// names: "config" with "at /maxReadLines: got string" is the field
+// "config.maxReadLines".
+function deeper(field: string, message: string): string {
+  const m = /^at \/([^:\s]+):/.exec(message);
+  if (!m) return field;
+  const rest = m[1].split('/').map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg.replace(/~1/g, '/').replace(/~0/g, '~')}`)).join('');
+  return field ? field + rest : rest.replace(/^\./, '');
 }

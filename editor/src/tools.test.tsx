@@ -93,6 +93,13 @@ describe('the tools editor', () => {
     expect(html).toContain('+ Sub-agent');
   });
 
+  it('follows a schema error pointer to the config field', () => {
+    const l = locate({ path: 'metadata.nodes[2].configuration.tools[0].config', message: 'at /maxReadLines: got string, want integer' });
+    expect(l).toMatchObject({ node: 2, field: 'configuration.tools[0].config.maxReadLines' });
+    expect(locate({ path: 'metadata.connections[1].toId', message: 'no node x' })).toMatchObject({ connection: 1 });
+    expect(locate({ path: 'ruleChain.id', message: 'bad id' }).node).toBeUndefined();
+  });
+
   it('shows a server problem on the tool field its path points to', () => {
     const located = [locate({ path: 'metadata.nodes[0].configuration.tools[0].config.mode', message: 'mode: want deny or allow' })];
     const html = render([{ type: 'builtin', name: 'bash', config: { mode: 'maybe' } }], under(under(located, 'configuration'), 'tools'));
