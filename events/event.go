@@ -43,6 +43,15 @@ const (
 	Custom Type = "CUSTOM"
 )
 
+// RUN_FINISHED outcomes.
+const (
+	OutcomeSuccess   = "success"
+	OutcomeCancelled = "cancelled"
+)
+
+// ProtocolVersion is the AG-UI protocol version ruleagent speaks.
+const ProtocolVersion = "1.0"
+
 // Terminal reports whether t ends a run.
 func (t Type) Terminal() bool { return t == RunFinished || t == RunError }
 
@@ -85,8 +94,14 @@ type Event struct {
 
 	// RUN_FINISHED and SUBAGENT_FINISHED result (any JSON value).
 	Result json.RawMessage
-	// Outcome of RUN_FINISHED: "" (success, omitted), "cancelled".
+	// Outcome of RUN_FINISHED: "" (success, omitted unless there are
+	// pending tool calls), OutcomeSuccess or OutcomeCancelled.
 	Outcome string
+	// PendingToolCallIDs are the front-end tool calls a successful run left
+	// for the client to answer (RUN_FINISHED outcome success).
+	PendingToolCallIDs []string
+	// ProtocolVersion is the AG-UI version the producer speaks (RUN_STARTED).
+	ProtocolVersion string
 	// Usage of RUN_FINISHED and RUN_ERROR.
 	Usage []TokenUsage
 
@@ -141,6 +156,10 @@ type Meta struct {
 	// Attempt and Status describe a retried LLM call (CUSTOM retry events).
 	Attempt int
 	Status  int
+	// InputTokens and OutputTokens are an LLM turn's usage (STEP_FINISHED
+	// of a turn), so that a client can show tokens while the run goes on.
+	InputTokens  int64
+	OutputTokens int64
 }
 
 // IsZero reports whether no Meta field is set.
