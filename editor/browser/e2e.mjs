@@ -42,8 +42,16 @@ async function check(name, f) {
 
 const page = context.pages()[0] ?? (await context.newPage());
 page.setDefaultTimeout(10000);
+// The one deploy the test makes fail answers 400, which Chromium logs as a
+// failed resource load; that message, for that URL, is expected once.
+let expected400 = 0;
 page.on('console', (m) => {
-  if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
+  if (m.type() !== 'error' && m.type() !== 'warning') return;
+  if (expected400 > 0 && m.text().includes('status of 400') && m.location().url.endsWith('/api/v1/chains/demo')) {
+    expected400--;
+    return;
+  }
+  problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`);
 });
 page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
 
@@ -118,6 +126,7 @@ try {
   await check('shows the server validation problems on the node and the field', async () => {
     await node('agent1').click();
     await page.locator('[data-tool-index="0"] [data-field="tools[0].timeout"]').fill('soon');
+    expected400 = 1;
     await page.getByRole('button', { name: 'Deploy' }).click();
     await page.getByRole('alert').filter({ hasText: 'Not deployed' }).waitFor();
     await node('agent1').locator('.badge.problem').waitFor();

@@ -9,7 +9,9 @@ export interface NodeFrame {
   chainId: string;
   runId: string;
   nodeId: string;
-  flow: 'IN' | 'OUT';
+  // IN: the node got a message; OUT: it told its result on relation;
+  // DONE: it completed (durationMs).
+  flow: 'IN' | 'OUT' | 'DONE';
   relation?: string;
   error?: string;
   ts?: number;
@@ -22,7 +24,14 @@ export interface ChainFrame {
   change: 'deployed' | 'deleted';
 }
 
-export type Frame = NodeFrame | ChainFrame | { type: 'subscribed'; chains: string[] } | { type: 'event' } | { type: 'error'; message: string };
+export interface EventFrame {
+  type: 'event';
+  chainId: string;
+  runId: string;
+  event: { type: string };
+}
+
+export type Frame = NodeFrame | ChainFrame | EventFrame | { type: 'subscribed'; chains: string[] } | { type: 'error'; message: string };
 
 export class Trace {
   private ws: WebSocket | null = null;

@@ -20,6 +20,12 @@ export function useLiveTrace(chainId: string | null, doc: Doc | null, onChains: 
   useEffect(() => {
     const t = new Trace((f: Frame) => {
       if (f.type === 'chain') onChains();
+      if (f.type === 'event' && f.chainId === idRef.current && (f.event.type === 'RUN_FINISHED' || f.event.type === 'RUN_ERROR')) {
+        // The run is over: no node is still executing, whatever order the
+        // trace frames came in.
+        setHighlight((h) => (h.runId === f.runId && h.active.size ? { ...h, active: new Set(), visited: new Set([...h.visited, ...h.active]) } : h));
+        return;
+      }
       if (f.type !== 'node' || f.chainId !== idRef.current) return;
       setHighlight((h) => {
         const fresh = h.runId !== f.runId;
