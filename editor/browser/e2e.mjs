@@ -144,12 +144,12 @@ try {
     const cfg = saved.metadata.nodes[0].configuration;
     assert.equal(cfg.systemPrompt, 'You are the demo agent. Greet ${metadata.user}.');
     assert.equal(cfg.model, '${global.model}');
-    assert.deepEqual(cfg.tools.map((t) => [t.type, t.name, t.targetId]), [['builtin', 'read', undefined], ['agent', 'Helper', 'helper']]);
+    assert.deepEqual(cfg.tools, [{ type: 'builtin', name: 'read' }, { type: 'agent', targetId: 'helper', name: 'Helper', description: 'Says hi.' }]);
     assert.deepEqual(saved.metadata.connections, [{ fromId: 'agent1', toId: 'end1', type: 'Success' }]);
     assert.equal(typeof saved.metadata.nodes[1].additionalInfo.layoutX, 'number');
     await page.keyboard.press('f');
     await node('agent1').click();
-    await page.locator('[data-tool-index="0"]').scrollIntoViewIfNeeded();
+    await page.locator('section[aria-label="Tools editor"]').evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await page.waitForTimeout(300);
     await shot('canvas');
   });

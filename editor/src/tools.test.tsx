@@ -29,10 +29,11 @@ describe('the tools array', () => {
     expect(list).toEqual([{ type: 'builtin', name: 'read', custom: 1 }, { type: 'agent', targetId: '' }]);
   });
 
-  it('picks a builtin with its config defaults', () => {
-    const t = pickBuiltin({ type: 'builtin', name: '' }, builtins.find((b) => b.name === 'read')!);
-    expect(t.name).toBe('read');
-    expect(t.config).toMatchObject({ maxReadLines: 1000, maxSearchResults: 30 });
+  it('picks a builtin, dropping the config of another', () => {
+    const read = builtins.find((b) => b.name === 'read')!;
+    expect(pickBuiltin({ type: 'builtin', name: '' }, read)).toEqual({ type: 'builtin', name: 'read' });
+    expect(pickBuiltin({ type: 'builtin', name: 'bash', config: { mode: 'allow' } }, read)).toEqual({ type: 'builtin', name: 'read' });
+    expect(pickBuiltin({ type: 'builtin', name: 'read', config: { maxReadLines: 5 } }, read).config).toEqual({ maxReadLines: 5 });
   });
 
   it('fills a sub-agent from its target chain', () => {

@@ -3,7 +3,6 @@
 
 import type { BuiltinInfo, ChainInfo, Json, JsonObject, JSONSchema } from './types';
 import { isObject } from './dsl';
-import { defaultsOf, fieldsOfSchema } from './forms';
 
 export type ToolType = 'builtin' | 'rulechain' | 'agent' | 'mcp';
 export const TOOL_TYPES: ToolType[] = ['builtin', 'rulechain', 'agent', 'mcp'];
@@ -57,11 +56,11 @@ export function setKeys(obj: JsonObject, patch: Record<string, Json | undefined>
   return out;
 }
 
-// pickBuiltin makes the entry use the named builtin, with its config starting
-// from the schema's defaults.
+// pickBuiltin makes the entry use the named builtin. Another builtin's
+// config would be refused (their schemas allow no unknown keys), so it goes;
+// the form shows the new one's defaults without writing them into the chain.
 export function pickBuiltin(entry: ToolEntry, b: BuiltinInfo): ToolEntry {
-  const config = defaultsOf(fieldsOfSchema(b.configSchema));
-  return setKeys(entry, { name: b.name, config: Object.keys(config).length ? config : undefined });
+  return setKeys(entry, { name: b.name, config: entry.name === b.name ? entry.config : undefined });
 }
 
 // functionName makes a chain's name a valid tool name, as the server does
