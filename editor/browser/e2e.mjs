@@ -91,6 +91,19 @@ try {
     await page.locator('[data-tool-index="1"]').getByText('Parameter binding').waitFor();
   });
 
+  await check('discovers the tools of an MCP server and filters them', async () => {
+    await page.locator('[data-add-tool="mcp"]').click();
+    const card = page.locator('[data-tool-index="2"]');
+    await card.locator('[data-field="config.server"]').fill('self');
+    await card.getByRole('button', { name: 'Discover tools' }).click();
+    const first = card.locator('.discovered input[type="checkbox"]').first();
+    await first.waitFor();
+    await first.check();
+    assert.notEqual(await card.locator('[data-field="config.tools"]').inputValue(), '');
+    await page.getByRole('button', { name: 'Remove tool 3' }).click();
+    await card.waitFor({ state: 'detached' });
+  });
+
   await check('connects an end node', async () => {
     await page.getByLabel('Search nodes').fill('end');
     await page.locator('.palette-item[data-type="end"]').dragTo(page.getByTestId('canvas'), { targetPosition: { x: 520, y: 250 } });

@@ -1,7 +1,7 @@
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import components from './testdata/components.json';
-import { addTool, bindingProblem, functionName, moveTool, pickBuiltin, pickTarget, removeTool, setBinding, toolProblems, type ToolEntry } from './tools';
+import { addTool, bindingProblem, functionName, remoteName, moveTool, pickBuiltin, pickTarget, removeTool, setBinding, toolProblems, type ToolEntry } from './tools';
 import type { ChainInfo, Components } from './types';
 import { ToolsEditor } from './ui/ToolsEditor';
 import { locate, under } from './problems';
@@ -50,6 +50,13 @@ describe('the tools array', () => {
     expect(t.bind).toEqual({ userId: 'metadata.userId' });
     t = setBinding(t, 'userId', '');
     expect(t.bind).toBeUndefined();
+  });
+
+  it('reads the server-side name of a discovered MCP tool', () => {
+    expect(remoteName({ name: 'fs__read_file' })).toBe('read_file');
+    expect(remoteName({ name: 'fs__a__b' })).toBe('a__b');
+    expect(remoteName({ name: 'x__echo', remoteName: 'echo' })).toBe('echo');
+    expect(remoteName({ name: 'plain' })).toBe('plain');
   });
 
   it('makes chain names valid function names', () => {

@@ -1,7 +1,7 @@
 // The tools array of an ai/agent node, as the tools editor changes it. Each
 // operation returns a new array; entries keep every key they had.
 
-import type { BuiltinInfo, ChainInfo, Json, JsonObject, JSONSchema } from './types';
+import type { BuiltinInfo, ChainInfo, DiscoveredTool, Json, JsonObject, JSONSchema } from './types';
 import { isObject } from './dsl';
 
 export type ToolType = 'builtin' | 'rulechain' | 'agent' | 'mcp';
@@ -155,4 +155,13 @@ export function toolProblems(entry: ToolEntry, builtins: BuiltinInfo[]): Record<
     if (m) out[`bind.${param}`] = m;
   }
   return out;
+}
+
+// remoteName is a discovered MCP tool's name on its server, which the tool
+// filter matches: the server says it, or it is what follows the first "__"
+// of the name the model sees (<prefix>__<tool>).
+export function remoteName(t: DiscoveredTool): string {
+  if (t.remoteName) return t.remoteName;
+  const i = t.name.indexOf('__');
+  return i < 0 ? t.name : t.name.slice(i + 2);
 }

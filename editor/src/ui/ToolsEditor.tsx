@@ -10,6 +10,7 @@ import {
   parameterNames,
   pickBuiltin,
   pickTarget,
+  remoteName,
   removeTool,
   setBinding,
   setKeys,
@@ -18,7 +19,8 @@ import {
   type ToolEntry,
   type ToolType,
 } from '../tools';
-import type { BuiltinInfo, ChainInfo, DiscoveredTool, Json, JsonObject } from '../types';
+import type { BuiltinInfo, ChainInfo, Json, JsonObject } from '../types';
+import type { DiscoveredTool } from '../types';
 import { FieldInput } from './FieldInput';
 
 interface Props {
@@ -290,7 +292,8 @@ function MCPFields({ entry, at, onChange, problems }: { entry: ToolEntry; at: At
     setBusy(true);
     setError(null);
     try {
-      setFound((await api.discover(entry)).tools);
+      // Without the filter, so every tool of the server can be ticked.
+      setFound((await api.discover(setKeys(entry, { config: setKeys(config, { tools: undefined }) }))).tools);
     } catch (e) {
       setFound(null);
       setError(e instanceof APIError ? e.message : `Discovery failed: ${(e as Error).message}`);
@@ -333,7 +336,7 @@ function MCPFields({ entry, at, onChange, problems }: { entry: ToolEntry; at: At
           <ul className="discovered" aria-label="Tools of the server">
             {found.length === 0 && <li>The server offers no tools.</li>}
             {found.map((t) => {
-              const remote = t.remoteName ?? t.name;
+              const remote = remoteName(t);
               return (
                 <li key={t.name}>
                   <label>
