@@ -11,7 +11,7 @@ import (
 	"testing/fstest"
 )
 
-const app = `<!doctype html><title>ruleagent editor</title><script type="module">app()</script>`
+const app = `<!doctype html><title>ruleagent</title><div id="root"></div><script type="module">app()</script>`
 
 func TestHandler(t *testing.T) {
 	built := fstest.MapFS{"dist/app/index.html": {Data: []byte(app)}}
@@ -26,10 +26,10 @@ func TestHandler(t *testing.T) {
 		wantGzip   bool
 		wantBody   string
 	}{
-		{"the built editor", built, "GET", "/", nil, 200, false, "ruleagent editor"},
-		{"gzipped when accepted", built, "GET", "/", map[string]string{"Accept-Encoding": "br, gzip"}, 200, true, "ruleagent editor"},
-		{"gzip refused with q=0", built, "GET", "/", map[string]string{"Accept-Encoding": "gzip;q=0"}, 200, false, "ruleagent editor"},
-		{"index.html too", built, "GET", "/index.html", nil, 200, false, "ruleagent editor"},
+		{"the built editor", built, "GET", "/", nil, 200, false, `<div id="root">`},
+		{"gzipped when accepted", built, "GET", "/", map[string]string{"Accept-Encoding": "br, gzip"}, 200, true, `<div id="root">`},
+		{"gzip refused with q=0", built, "GET", "/", map[string]string{"Accept-Encoding": "gzip;q=0"}, 200, false, `<div id="root">`},
+		{"index.html too", built, "GET", "/index.html", nil, 200, false, `<div id="root">`},
 		{"not built: how to build it", empty, "GET", "/", nil, 200, false, "make editor"},
 		{"other paths are not found", built, "GET", "/assets/x.js", nil, 404, false, ""},
 		{"HEAD has no body", built, "HEAD", "/", nil, 200, false, ""},
