@@ -13,6 +13,7 @@ import (
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/server/runs"
@@ -126,6 +127,11 @@ func (s *Store) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	if s.live.Watching(req.ChainID) {
 		opts = append(opts, types.WithDebugMode(true), types.WithOnNodeCompleted(s.nodeDone(req.ChainID, req.RunID)))
 	}
+	if s.live.Clients() > 0 {
+		// Chains the run calls as tools report their nodes too.
+		rctx = components.WithTrace(rctx)
+		opts[0] = types.WithContext(rctx)
+	}
 	e.OnMsgAndWait(msg, opts...)
 
 	res.Usage = ledger.Entries()
@@ -147,6 +153,9 @@ func (s *Store) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	}
 	term.Meta.DurationMs = time.Since(started).Milliseconds()
 	run.Emit(term)
+	s.log.Info("run", "run", req.RunID, "thread", req.ThreadID, "chain", req.ChainID, "source", cmp.Or(req.Source, "api"),
+		"outcome", res.Outcome, "duration", time.Since(started).Round(time.Millisecond), "toolCalls", run.Info().ToolCalls,
+		"tokens", run.Info().Usage.TotalTokens)
 	metrics.ActiveRuns.Dec()
 	metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
 	metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(time.Since(started).Seconds())
