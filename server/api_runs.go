@@ -28,6 +28,9 @@ type runBody struct {
 	ThreadID string          `json:"threadId"`
 	RunID    string          `json:"runId"`
 	Stream   bool            `json:"stream"`
+	// MsgType is the message type (default CHAT), for chains that route
+	// on it.
+	MsgType string `json:"msgType"`
 }
 
 // runAnswer is the JSON answer of a run.
@@ -41,6 +44,15 @@ type runAnswer struct {
 	Error     string              `json:"error,omitempty"`
 	ErrorCode string              `json:"errorCode,omitempty"`
 	Usage     []events.TokenUsage `json:"usage,omitempty"`
+	// Ends lists every end of a chain that ended more than once (branches).
+	Ends []endAnswer `json:"ends,omitempty"`
+}
+
+type endAnswer struct {
+	Data     string            `json:"data"`
+	Metadata map[string]string `json:"metadata"`
+	Relation string            `json:"relation"`
+	Error    string            `json:"error,omitempty"`
 }
 
 // run answers POST /api/v1/chains/{id}/run.
@@ -60,7 +72,7 @@ func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := RunRequest{ChainID: id, Input: input, Metadata: metadataStrings(body.Metadata), ThreadID: body.ThreadID,
-		RunID: body.RunID, Source: "run"}
+		RunID: body.RunID, MsgType: body.MsgType, Source: "run"}
 	req.RunID = cmpOrID(req.RunID, "run-")
 	req.ThreadID = cmpOrID(req.ThreadID, "thread-")
 	if _, busy := a.s.runs.Get(req.RunID); busy {
@@ -90,6 +102,16 @@ func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
 	}
 	if res.Msg.Metadata != nil {
 		ans.Metadata = res.Msg.Metadata.Values()
+	}
+	for _, e := range res.Ends {
+		ea := endAnswer{Relation: e.Relation, Error: e.Error, Metadata: map[string]string{}}
+		if e.Msg.Data != nil {
+			ea.Data = e.Msg.GetData()
+		}
+		if e.Msg.Metadata != nil {
+			ea.Metadata = e.Msg.Metadata.Values()
+		}
+		ans.Ends = append(ans.Ends, ea)
 	}
 	writeJSON(w, http.StatusOK, ans)
 }

@@ -32,6 +32,9 @@ type RunRequest struct {
 	// ThreadID and RunID identify the run; empty ones are generated.
 	ThreadID string
 	RunID    string
+	// MsgType is the message type ("CHAT" when empty), for chains that
+	// route on it (msgTypeSwitch).
+	MsgType string
 	// Source says where the run came from (run, agui, openai, mcp, cli);
 	// it is shown in the runs list.
 	Source string
@@ -61,6 +64,17 @@ type RunResult struct {
 	// Usage is the run's token usage per provider and model, sub-agents
 	// included.
 	Usage []events.TokenUsage
+	// Ends are every end of the chain, in the order they happened, when
+	// it ended more than once (a chain with branches); Msg is the one that
+	// decides the outcome.
+	Ends []RunEnd
+}
+
+// RunEnd is one end of a chain run.
+type RunEnd struct {
+	Msg      types.RuleMsg
+	Relation string
+	Error    string
 }
 
 // Run outcomes.
@@ -195,7 +209,7 @@ func (s *Store) newMessage(req RunRequest) types.RuleMsg {
 	if t := strings.TrimSpace(req.Input); strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && json.Valid([]byte(t)) {
 		dt = types.JSON
 	}
-	return types.NewMsg(0, "CHAT", dt, meta, req.Input)
+	return types.NewMsg(0, cmp.Or(req.MsgType, "CHAT"), dt, meta, req.Input)
 }
 
 // resultJSON is RUN_FINISHED's result: the final message's data as JSON
@@ -270,6 +284,15 @@ func (f *frame) end(_ types.RuleContext, m types.RuleMsg, err error, rel string)
 func (f *frame) finish(ctx context.Context, res *RunResult) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.ends) > 1 {
+		for _, e := range f.ends {
+			end := RunEnd{Msg: e.msg, Relation: e.rel}
+			if e.err != nil {
+				end.Error = e.err.Error()
+			}
+			res.Ends = append(res.Ends, end)
+		}
+	}
 	var failed *chainEnd
 	for i := range f.ends {
 		if f.ends[i].err != nil || f.ends[i].rel == types.Failure {

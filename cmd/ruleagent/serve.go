@@ -30,7 +30,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
 	var globalsF globalFlag
-	var corsF listFlag
+	var corsF, epTypes, epBind listFlag
+	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
+	fs.Var(&epBind, "endpoint-bind", "hosts listening endpoints may bind besides loopback (comma-separated or repeated; * for any)")
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&corsF, "cors-origin", "allow browser pages from this origin to call the API (repeatable; * for any); CORS is off without it")
 	if err := fs.Parse(args); err != nil {
@@ -51,9 +53,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("--data: %w", err)
 	}
 	g := processGlobals(globalsF)
-	store, loadErrs := server.OpenStore(*chains, server.NewConfig(g))
+	store, loadErrs := server.OpenStoreWith(*chains, server.NewConfig(g), server.StoreOptions{Logger: logger,
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
 	defer store.Close()
-	store.SetLogger(logger)
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)
 	}
