@@ -67,7 +67,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	cfg := &r.agent.cfg
 	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
 		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
-		MaxSubagents: cfg.MaxConcurrentSubagents}
+		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval}
 
 	conv := make([]events.Message, 0, len(input.Messages)+8)
 	if sp := r.systemPrompt(ctx, input.SystemPrompt); sp != "" {

@@ -224,4 +224,3 @@ func fillAny(env map[string]any, in []any) []any {
 	}
 	return out
 }
-

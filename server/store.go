@@ -36,6 +36,8 @@ type Store struct {
 	// trace out to WebSocket clients.
 	runs *runs.Registry
 	live *live.Hub
+	// interrupts finds the paused run an answer is for.
+	interrupts interruptIndex
 
 	mu    sync.Mutex
 	files map[string]string // chain id -> file
