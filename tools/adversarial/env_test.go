@@ -69,7 +69,7 @@ func TestHostileEnvironmentReads(t *testing.T) {
 // environment is an allowlist, so the agent's keys are simply not there.
 func TestEnvironmentDumpsShowNoSecrets(t *testing.T) {
 	setEnvSecrets(t)
-	tool := newBashTool(t, map[string]any{"allowGroups": []string{"env_read"}})
+	tool := newBashTool(t, map[string]any{"allowGroups": []string{"env_read"}, "interpreters": "on"})
 	dumps := []string{
 		"env",
 		"set",

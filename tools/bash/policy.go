@@ -2,6 +2,7 @@ package bash
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -31,12 +32,23 @@ type Policy struct {
 	deny      []pattern
 	denyArgs  []string
 	groups    []denyGroup
+	// workspace is the workspace directory, and workspaceReal the same
+	// with symlinks resolved; recursive changes must stay inside it.
+	workspace, workspaceReal string
+	// interpreters is the interpreters setting (interpreters.go).
+	interpreters string
 	groupOn   map[string]bool
 	dialects  []dialect
 	// topBashLike: the configured shell may be bash, ksh or zsh.
 	topBashLike bool
 	// shMayBeBash: a script handed to "sh" may be run by bash.
 	shMayBeBash bool
+}
+
+// setWorkspace tells the policy where the workspace is.
+func (p *Policy) setWorkspace(dir string) {
+	p.workspace = filepath.Clean(dir)
+	p.workspaceReal = realPath(p.workspace)
 }
 
 func newPolicy(s *settings) *Policy {
@@ -46,6 +58,8 @@ func newPolicy(s *settings) *Policy {
 		denyArgs: slices.Clone(s.DenyArgs),
 		groupOn:  map[string]bool{},
 		dialects: s.shellDialects,
+
+		interpreters: s.Interpreters,
 	}
 	p.shMayBeBash = shMayBeBash()
 	for _, name := range shellAliases(s.ShellPath) {
@@ -75,7 +89,10 @@ func (p *Policy) enabled(group string) bool { return p.groupOn[group] }
 // *tools.Error of kind tools.ErrPolicyDenied that names each offending
 // command and the rule it breaks, or of kind tools.ErrInvalidArgs when the
 // command is empty, too long or cannot be parsed.
-func (p *Policy) Check(command string) error {
+func (p *Policy) Check(command string) error { return p.CheckIn(command, p.workspace) }
+
+// CheckIn is Check for a command that starts in workDir.
+func (p *Policy) CheckIn(command, workDir string) error {
 	switch {
 	case strings.TrimSpace(command) == "":
 		return tools.Errorf(tools.ErrInvalidArgs, "command is empty")
@@ -84,13 +101,14 @@ func (p *Policy) Check(command string) error {
 	case strings.ContainsRune(command, 0):
 		return tools.Errorf(tools.ErrInvalidArgs, "command contains a NUL byte")
 	}
-	s := &session{p: p, seen: map[string]bool{}}
+	s := &session{p: p, seen: map[string]bool{}, unset: map[string]bool{}, workDir: workDir}
 	files, ok, parseErr := s.parseAll(command, p.dialects)
 	for i, f := range files {
 		s.analyze(f, ok[i], p.topBashLike, 0, nil, stdinSource{kind: stdinEmpty})
 	}
 	s.checkFilePrograms()
 	s.structural()
+	s.checkPaths()
 	if len(s.findings) > 0 {
 		return refusal(s.findings)
 	}

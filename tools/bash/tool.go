@@ -89,6 +89,7 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 		}
 	}
 	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env)}
+	t.policy.setWorkspace(ws.Dir())
 	t.info = tools.Info{Name: "bash", Description: t.describe(), Parameters: argsSchema}
 	return t, nil
 }
@@ -131,11 +132,11 @@ func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, err
 			timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
-	if err := t.policy.Check(args.Command); err != nil {
-		return tools.Result{}, err
-	}
 	dir, err := t.workDir(args.WorkDir)
 	if err != nil {
+		return tools.Result{}, err
+	}
+	if err := t.policy.CheckIn(args.Command, dir); err != nil {
 		return tools.Result{}, err
 	}
 	return t.run(ctx, args.Command, dir, timeout)
