@@ -1,7 +1,10 @@
 package bash
 
 import (
+	"errors"
 	"testing"
+
+	"github.com/ruleagent/ruleagent/tools"
 )
 
 // Regression cases for the holes an adversarial review found in the policy
@@ -215,4 +218,19 @@ func TestDenyArgsFollowPaths(t *testing.T) {
 		{"cd /tmp && cat shadow.txt", ""},
 		{"sed -n 'w out.txt' x", ""},
 	})
+}
+
+func TestRefusalListsItsFindings(t *testing.T) {
+	p := testPolicy(t, Config{})
+	var r *Refusal
+	if err := p.Check("python3 -c 'print(1)'"); !errors.As(err, &r) || !r.OnlyRules(RuleInterpreters) || !errors.Is(err, tools.ErrPolicyDenied) {
+		t.Fatalf("an interpreter alone: want a Refusal of only %q, got %v", RuleInterpreters, err)
+	}
+	if err := p.Check("python3 -c 'print(1)'; shred f"); !errors.As(err, &r) || r.OnlyRules(RuleInterpreters) || len(r.Findings) != 2 {
+		t.Fatalf("an interpreter and a destructive command: want two findings of different rules, got %v", err)
+	}
+	var te *tools.Error
+	if err := p.Check("shred f"); !errors.As(err, &te) || te.Kind != tools.ErrPolicyDenied {
+		t.Fatalf("a Refusal must also be a *tools.Error: %v", err)
+	}
 }

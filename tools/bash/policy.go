@@ -37,8 +37,8 @@ type Policy struct {
 	workspace, workspaceReal string
 	// interpreters is the interpreters setting (interpreters.go).
 	interpreters string
-	groupOn   map[string]bool
-	dialects  []dialect
+	groupOn      map[string]bool
+	dialects     []dialect
 	// topBashLike: the configured shell may be bash, ksh or zsh.
 	topBashLike bool
 	// shMayBeBash: a script handed to "sh" may be run by bash.
@@ -128,5 +128,44 @@ func refusal(fs []finding) error {
 		}
 		fmt.Fprintf(&b, "\n- %s", f)
 	}
-	return tools.Errorf(tools.ErrPolicyDenied, "%s", b.String())
+	r := &Refusal{err: tools.Errorf(tools.ErrPolicyDenied, "%s", b.String())}
+	for _, f := range fs {
+		r.Findings = append(r.Findings, Finding{Rule: f.rule, Subject: f.subject, Why: f.why})
+	}
+	return r
 }
+
+// Finding is one reason the policy refused a command.
+type Finding struct {
+	// Rule names the rule: a deny group, "deny", "denyArgs", "allow",
+	// "interpreters", or a core rule.
+	Rule    string
+	Subject string
+	Why     string
+}
+
+// Refusal is the error of a refused command. It is a tools.ErrPolicyDenied
+// error (errors.Is and errors.As with *tools.Error see it) that also lists
+// every finding, so that a caller can tell a refusal an approval could
+// lift (OnlyRules("interpreters")) from one it must not.
+type Refusal struct {
+	Findings []Finding
+	err      *tools.Error
+}
+
+func (r *Refusal) Error() string { return r.err.Error() }
+func (r *Refusal) Unwrap() error { return r.err }
+
+// OnlyRules reports whether every finding is of one of the named rules.
+func (r *Refusal) OnlyRules(rules ...string) bool {
+	for _, f := range r.Findings {
+		if !slices.Contains(rules, f.Rule) {
+			return false
+		}
+	}
+	return len(r.Findings) > 0
+}
+
+// RuleInterpreters is the rule of commands refused because they run code
+// in a language the policy does not read (the interpreters setting).
+const RuleInterpreters = ruleInterpreters
