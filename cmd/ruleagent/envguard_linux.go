@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
 )
 
 // The environment and the command line a process starts with stay readable
