@@ -74,7 +74,7 @@ func TestSecretArgsHiddenFromChildren(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	const secret = "sk-argv0123456789abcdefSECRET"
-	count := `{"command":"echo secret=$(tr '\\0' '\\n' < /proc/$PPID/cmdline | grep -c argv0123456789) args=$(tr '\\0' '\\n' < /proc/$PPID/cmdline | grep -c -- --input)"}`
+	count := `{"command":"echo found $(tr '\\0' '\\n' < /proc/$PPID/cmdline | grep -c argv0123456789) inputs $(tr '\\0' '\\n' < /proc/$PPID/cmdline | grep -c -- --input)"}`
 	srv := llmtest.NewServer(t, llmtest.Sequence(llmtest.Calls(llmtest.Call("bash", count)), llmtest.Reply("done")))
 	chain := filepath.Join(t.TempDir(), "probe.json")
 	dsl := `{"ruleChain":{"id":"probe","name":"Probe","root":true},"metadata":{"firstNodeIndex":0,"nodes":[{"id":"a","type":"ai/agent","name":"A",
@@ -95,13 +95,13 @@ func TestSecretArgsHiddenFromChildren(t *testing.T) {
 			t.Fatalf("keep=%q: want one tool result, got %+v", keep, results)
 		}
 		got := results[0].Content
-		if !strings.Contains(got, "args=1") {
+		if !strings.Contains(got, "inputs 1") {
 			t.Fatalf("keep=%q: the command did not read ruleagent's command line:\n%s", keep, got)
 		}
-		if keep == "" && !strings.Contains(got, "secret=0") {
+		if keep == "" && !strings.Contains(got, "found 0") {
 			t.Fatalf("the API key is visible in /proc/<ruleagent>/cmdline:\n%s", got)
 		}
-		if keep == "1" && !strings.Contains(got, "secret=1") {
+		if keep == "1" && !strings.Contains(got, "found 1") {
 			t.Fatalf("RULEAGENT_KEEP_ENV=1 should skip the re-exec, so the test can see the difference:\n%s", got)
 		}
 		// The key still worked: the LLM received it.

@@ -174,7 +174,9 @@ func TestNotALoginShell(t *testing.T) {
 		if _, err := os.Stat(shell); err != nil {
 			continue
 		}
-		tool := newTool(t, `{"shellPath":"`+shell+`"}`)
+		// Unconfined, so that HOME is the caller's (a confined command's
+		// HOME is its private temporary directory).
+		tool := newTool(t, `{"shellPath":"`+shell+`","sandbox":"off"}`)
 		res := mustRun(t, tool, `echo "marker=[$LOGIN_MARKER] home=$HOME"`)
 		if strings.Contains(res.Text, "leaked") || !strings.Contains(res.Text, "marker=[] home="+home) {
 			t.Fatalf("%s read a start-up file or lost HOME:\n%s", shell, res.Text)

@@ -49,14 +49,30 @@ var argsSchema = json.RawMessage(`{
 // Tool is a configured bash tool. It holds the workspace root open; Close
 // releases it.
 type Tool struct {
-	cfg    Config
-	policy *Policy
-	ws     *workspace.Workspace
-	env    []string
-	info   tools.Info
+	sandbox *sandboxState
+	// policyOff is set by DisablePolicyForTesting only.
+	policyOff bool
+	cfg       Config
+	policy    *Policy
+	ws        *workspace.Workspace
+	env       []string
+	info      tools.Info
 }
 
 var _ io.Closer = (*Tool)(nil)
+
+// DisablePolicyForTesting switches the tool's command policy off for the
+// rest of a test, so that a test can show what the kernel sandbox alone
+// stops. Nothing but tests may call it: tb is the test's *testing.T.
+func DisablePolicyForTesting(tb interface {
+	Helper()
+	Cleanup(func())
+}, tool tools.Tool) {
+	tb.Helper()
+	t := tool.(*Tool)
+	t.policyOff = true
+	tb.Cleanup(func() { t.policyOff = false })
+}
 
 // New makes a bash tool from its config. Bad config is a *tools.ConfigError
 // naming the field.
@@ -88,7 +104,12 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 			bc.Secrets.AddSecrets(secrets...)
 		}
 	}
-	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env)}
+	sb, err := newSandboxState(cfg)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env), sandbox: sb}
 	t.policy.setWorkspace(ws.Dir())
 	t.info = tools.Info{Name: "bash", Description: t.describe(), Parameters: argsSchema}
 	return t, nil
@@ -102,14 +123,21 @@ func (t *Tool) describe() string {
 	if t.cfg.Mode == modeAllow {
 		fmt.Fprintf(&b, " Only these commands may run: %s.", strings.Join(t.cfg.Allow, ", "))
 	}
+	b.WriteString(" " + t.describeSandbox())
 	return b.String()
 }
 
 // Info implements tools.Tool.
 func (t *Tool) Info() tools.Info { return t.info }
 
-// Close releases the workspace.
-func (t *Tool) Close() error { return t.ws.Close() }
+// Close releases the workspace and stops the sandbox helper, killing any
+// command still running.
+func (t *Tool) Close() error {
+	if t.sandbox.launcher != nil {
+		_ = t.sandbox.launcher.Close()
+	}
+	return t.ws.Close()
+}
 
 type callArgs struct {
 	Command string `json:"command"`
@@ -136,10 +164,16 @@ func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, err
 	if err != nil {
 		return tools.Result{}, err
 	}
-	if err := t.policy.CheckIn(args.Command, dir); err != nil {
-		return tools.Result{}, err
+	if !t.policyOff {
+		if err := t.policy.CheckIn(args.Command, dir); err != nil {
+			return tools.Result{}, err
+		}
 	}
-	return t.run(ctx, args.Command, dir, timeout)
+	runID := ""
+	if ci := tools.CallFrom(ctx); ci != nil {
+		runID = ci.RunID
+	}
+	return t.run(ctx, args.Command, dir, runID, timeout)
 }
 
 // workDir resolves the work_dir argument inside the workspace.
