@@ -61,7 +61,7 @@ func Confine(cmd *exec.Cmd, spec Spec) error {
 			cmd.SysProcAttr = &syscall.SysProcAttr{}
 		}
 		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNS
-		if spec.Network != NetworkAny {
+		if spec.privateNetwork() {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 		}
 	}

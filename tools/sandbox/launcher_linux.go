@@ -82,7 +82,7 @@ func startHelper(spec *Spec) (*helperProc, facts, error) {
 	}
 	if spec.Namespaces {
 		cmd.SysProcAttr.Cloneflags = unix.CLONE_NEWNS
-		if spec.Network != NetworkAny {
+		if spec.privateNetwork() {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 		}
 	}

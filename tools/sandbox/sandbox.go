@@ -230,3 +230,10 @@ func sortedUnique(paths []string) []string {
 	sort.Strings(out)
 	return slices.Compact(out)
 }
+
+// privateNetwork reports whether the process gets a network namespace of
+// its own: when the network is off or loopback and no destination is
+// listed (listed destinations are reached over the host's network).
+func (s *Spec) privateNetwork() bool {
+	return (s.Network == NetworkOff || s.Network == NetworkLoopback) && len(s.Connect) == 0
+}

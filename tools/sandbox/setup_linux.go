@@ -28,8 +28,8 @@ type facts struct {
 // inside readable trees, and brings up loopback when asked to. It must run
 // before any command starts.
 func prepareNamespaces(spec *Spec, f *facts) {
-	spec.inNetNS = true
-	f.NetNS = true
+	spec.inNetNS = spec.privateNetwork()
+	f.NetNS = spec.inNetNS
 	if spec.Network == NetworkLoopback {
 		if err := loopbackUp(); err != nil {
 			f.Error = "loopback: " + err.Error()
