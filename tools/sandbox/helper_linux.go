@@ -55,12 +55,27 @@ type helper struct {
 	mu   sync.Mutex
 	runs map[string]*list.Element
 	lru  *list.List // of *runSet, most recent first
+	// active holds the process groups of the commands not yet reaped.
+	active map[int]bool
 }
 
 type runSet struct {
-	run string
-	dir string
-	fd  int
+	run    string
+	dir    string
+	starts chan startReq
+	// mu serialises starts with closing; closed is set when the run is
+	// dropped and its thread told to end.
+	mu     sync.Mutex
+	closed bool
+}
+
+// drop ends the run's thread and removes its directory.
+func (rs *runSet) drop() {
+	rs.mu.Lock()
+	rs.closed = true
+	close(rs.starts)
+	rs.mu.Unlock()
+	os.RemoveAll(rs.dir)
 }
 
 // runHelper is the helper's main function; it does not return.
@@ -96,7 +111,7 @@ func runHelper() {
 	if f.Error == "" && spec.Namespaces {
 		prepareNamespaces(&spec, &f)
 	}
-	h := &helper{spec: &spec, abi: abi, runs: map[string]*list.Element{}, lru: list.New()}
+	h := &helper{spec: &spec, abi: abi, runs: map[string]*list.Element{}, lru: list.New(), active: map[int]bool{}}
 	if f.Error == "" {
 		// Build one ruleset now, so that a spec the kernel refuses is
 		// reported at start rather than on the first command.
@@ -140,8 +155,13 @@ func (h *helper) serve(conn *net.UnixConn) {
 			h.run(req, fds[0], fds[1], fds[2])
 		}()
 	}
-	// The server is gone: every command's socket is closed by now or soon,
-	// which kills its group; wait for that.
+	// The server is gone: kill every command still running, and wait for
+	// them to be reaped.
+	h.mu.Lock()
+	for pid := range h.active {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+	}
+	h.mu.Unlock()
 	wg.Wait()
 }
 
@@ -165,9 +185,11 @@ func closeAll(fds []int) {
 	}
 }
 
-// run starts one command and reports on it. It runs on a goroutine locked
-// to its thread, which confines itself and ends with the goroutine.
+// run starts one command and reports on it.
 func (h *helper) run(req request, sockFD, outFD, errFD int) {
+	// Non-blocking, so that waiting for a kill message parks a goroutine
+	// in the poller rather than holding a thread.
+	_ = unix.SetNonblock(sockFD, true)
 	sock := os.NewFile(uintptr(sockFD), "command")
 	stdout := os.NewFile(uintptr(outFD), "stdout")
 	stderr := os.NewFile(uintptr(errFD), "stderr")
@@ -176,24 +198,10 @@ func (h *helper) run(req request, sockFD, outFD, errFD int) {
 		b, _ := json.Marshal(r)
 		_, _ = sock.Write(b)
 	}
-	rs, err := h.ruleset(req.Run)
-	if err != nil {
-		stdout.Close()
-		stderr.Close()
-		send(reply{Error: err.Error()})
-		return
-	}
-	runtime.LockOSThread() // never unlocked: the confined thread ends with this goroutine
-	if err := restrictThread(rs.fd); err != nil {
-		stdout.Close()
-		stderr.Close()
-		send(reply{Error: err.Error()})
-		return
-	}
 	devNull, _ := os.Open(os.DevNull)
-	cmd := &exec.Cmd{Path: req.Path, Args: req.Args, Dir: req.Dir, Env: withRunDir(req.Env, rs.dir),
-		Stdin: devNull, Stdout: stdout, Stderr: stderr, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
-	err = cmd.Start()
+	cmd := &exec.Cmd{Path: req.Path, Args: req.Args, Dir: req.Dir, Stdin: devNull, Stdout: stdout, Stderr: stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	err := h.start(req.Run, cmd, req.Env)
 	stdout.Close()
 	stderr.Close()
 	if devNull != nil {
@@ -204,6 +212,9 @@ func (h *helper) run(req request, sockFD, outFD, errFD int) {
 		return
 	}
 	pid := cmd.Process.Pid
+	h.mu.Lock()
+	h.active[pid] = true
+	h.mu.Unlock()
 	send(reply{Pid: pid})
 	var mu sync.Mutex
 	reaped := false
@@ -227,9 +238,57 @@ func (h *helper) run(req request, sockFD, outFD, errFD int) {
 	_ = unix.Kill(-pid, unix.SIGKILL)
 	reaped = true
 	mu.Unlock()
+	h.mu.Lock()
+	delete(h.active, pid)
+	h.mu.Unlock()
 	_ = cmd.Wait()
 	status := int(cmd.ProcessState.Sys().(syscall.WaitStatus))
 	send(reply{Status: &status})
+}
+
+// start starts cmd from the confined thread of its run.
+func (h *helper) start(run string, cmd *exec.Cmd, env []string) error {
+	for attempt := 0; attempt < 2; attempt++ {
+		rs, err := h.ruleset(run)
+		if err != nil {
+			return err
+		}
+		cmd.Env = withRunDir(env, rs.dir)
+		rs.mu.Lock()
+		if rs.closed {
+			rs.mu.Unlock()
+			continue // evicted meanwhile: make it again
+		}
+		done := make(chan error, 1)
+		rs.starts <- startReq{cmd: cmd, done: done}
+		err = <-done
+		rs.mu.Unlock()
+		return err
+	}
+	return fmt.Errorf("the run's sandbox was dropped twice while starting a command")
+}
+
+// startReq asks a run's confined thread to start a command.
+type startReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// confinedThread owns one OS thread, confined with the run's ruleset, and
+// forks the run's commands from it: they inherit its confinement. The
+// domain is made once per run, not per command, because making one copies
+// every rule. The thread ends with the goroutine (it is never unlocked).
+func confinedThread(rulesetFD int, starts chan startReq, ready chan error) {
+	runtime.LockOSThread()
+	err := restrictThread(rulesetFD)
+	ready <- err
+	for req := range starts {
+		if err != nil {
+			req.done <- err
+			continue
+		}
+		req.done <- req.cmd.Start()
+	}
 }
 
 // withRunDir points HOME and TMPDIR at the run's private directory: the
@@ -276,13 +335,21 @@ func (h *helper) ruleset(run string) (*runSet, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	rs := &runSet{run: run, dir: dir, fd: fd}
+	rs := &runSet{run: run, dir: dir, starts: make(chan startReq)}
+	ready := make(chan error, 1)
+	go confinedThread(fd, rs.starts, ready)
+	err = <-ready
+	unix.Close(fd)
+	if err != nil {
+		close(rs.starts)
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	h.runs[run] = h.lru.PushFront(rs)
 	if h.lru.Len() > maxRunSets {
 		old := h.lru.Remove(h.lru.Back()).(*runSet)
 		delete(h.runs, old.run)
-		unix.Close(old.fd)
-		os.RemoveAll(old.dir)
+		old.drop()
 	}
 	return rs, nil
 }
@@ -291,8 +358,6 @@ func (h *helper) cleanup() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for e := h.lru.Front(); e != nil; e = e.Next() {
-		rs := e.Value.(*runSet)
-		unix.Close(rs.fd)
-		os.RemoveAll(rs.dir)
+		e.Value.(*runSet).drop()
 	}
 }
