@@ -20,6 +20,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	chains := fs.String("chains", "chains", "folder of chain files")
 	data := fs.String("data", "data", "folder for run data")
+	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	var globalsF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
@@ -34,6 +35,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
+	}
+	if err := setSandboxDefault(*sandboxMode, *data); err != nil {
+		return usagef("--sandbox: %v", err)
 	}
 	store := openStore(*chains, globalsF, stderr, "runs")
 	defer store.Close()
