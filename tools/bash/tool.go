@@ -5,10 +5,12 @@
 // Policy before anything runs. The policy parses the command with a real
 // shell parser and checks every command the script would run, including
 // those hidden in substitutions and launched by env, xargs, find -exec,
-// sh -c or eval. It is defence in depth, not a sandbox: the real limits are
-// the environment allowlist (no API keys reach the command), a non-login
-// shell, the timeout that kills the whole process group, and whatever
-// sandbox the operator runs the agent in.
+// sh -c or eval, and refuses with a reason the model can act on. It
+// advises; the guarantee is the kernel sandbox (package tools/sandbox),
+// which confines what actually runs: the programs it may execute, the
+// files it may read and write, the network. Besides both, the environment
+// is an allowlist (no API keys reach the command), the shell is not a
+// login shell, and the timeout kills the whole process group.
 package bash
 
 import (
