@@ -32,6 +32,7 @@ func TestInterpretersSetting(t *testing.T) {
 		"npx cowsay hi",
 		"go run ./cmd/x",
 		"go build -toolexec=/tmp/x ./...",
+		"go vet -vettool=./x ./...",
 		"git -c alias.x='!id' x",
 		"git -c core.pager='id' log",
 		"git -c core.sshCommand='id' fetch",
@@ -59,6 +60,7 @@ func TestInterpretersSetting(t *testing.T) {
 		{"git status && git log --oneline -3", ""},
 		{"git -c user.name=x commit -m y", ""},
 		{"python3 --version", ""},
+		{"go build ./... && go vet ./...", ""},
 		{"vim --version", ""},
 	})
 	// In allow mode the allow list names the interpreters that may run,

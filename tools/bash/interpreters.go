@@ -39,7 +39,7 @@ var codeRunners = setOf("make", "gmake", "bmake", "ninja", "just", "cmake", "npm
 	"octave", "m4", "dc", "gnuplot", "sqlite3", "jrunscript", "ed", "ex", "red")
 
 // goCodeSubcommands are the go subcommands that run code they build.
-var goCodeSubcommands = setOf("run", "test", "generate", "tool", "vet")
+var goCodeSubcommands = setOf("run", "test", "generate", "tool")
 
 var editorNames = setOf("vi", "vim", "nvim", "view", "vimdiff", "rvim", "gvim", "vim.basic", "vim.tiny", "emacs", "emacs-nox")
 
@@ -60,8 +60,8 @@ func runsCode(c *command) (why string, interpreterOnly bool) {
 			if !w.exact() {
 				return "go with an argument that is not a literal word may run code it builds", true
 			}
-			if strings.HasPrefix(w.text, "-exec") || strings.HasPrefix(w.text, "-toolexec") || strings.HasPrefix(w.text, "--exec") || strings.HasPrefix(w.text, "--toolexec") {
-				return "go -exec and -toolexec run a program on what go builds", true
+			if t := strings.TrimLeft(w.text, "-"); strings.HasPrefix(w.text, "-") && (strings.HasPrefix(t, "exec") || strings.HasPrefix(t, "toolexec") || strings.HasPrefix(t, "vettool")) {
+				return "go -exec, -toolexec and -vettool run a program on what go builds", true
 			}
 		}
 		for _, w := range c.args {

@@ -16,6 +16,7 @@ package bash
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -135,8 +136,12 @@ func (t *Tool) Info() tools.Info { return t.info }
 // Close releases the workspace and stops the sandbox helper, killing any
 // command still running.
 func (t *Tool) Close() error {
-	if t.sandbox.launcher != nil {
-		_ = t.sandbox.launcher.Close()
+	sb := t.sandbox
+	// Either the launcher was made (and is closed here), or no call may
+	// make one any more.
+	sb.once.Do(func() { sb.err = errors.New("the tool is closed") })
+	if sb.launcher != nil {
+		_ = sb.launcher.Close()
 	}
 	return t.ws.Close()
 }

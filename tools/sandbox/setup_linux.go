@@ -65,8 +65,8 @@ func prepareNamespaces(spec *Spec, f *facts) {
 // holdsSystem reports whether making p non-executable would stop programs
 // from running: p is, or contains, a system directory.
 func holdsSystem(p string) bool {
-	for _, sys := range []string{"/usr", "/bin", "/lib", "/lib64", "/sbin", "/opt"} {
-		if within(sys, p) {
+	for _, sys := range []string{"/usr", "/bin", "/lib", "/lib64", "/sbin", "/opt", "/etc"} {
+		if within(p, sys) {
 			return true
 		}
 	}
