@@ -21,6 +21,10 @@ import (
 // the run's temporary directory, reading credentials and the server's
 // state, opening network connections.
 
+// sandboxStatus is sandbox.Describe; tests replace it to play a kernel
+// without Landlock.
+var sandboxStatus = sandbox.Describe
+
 // sandboxState is the tool's confinement: decided at New, started on the
 // first call.
 type sandboxState struct {
@@ -69,7 +73,7 @@ func (t *Tool) confinement() (*sandbox.Launcher, error) {
 	if sb.mode == sandbox.Off {
 		return nil, nil
 	}
-	if st := sandbox.Describe(); !st.Available {
+	if st := sandboxStatus(); !st.Available {
 		if sb.mode == sandbox.Required {
 			return nil, tools.Errorf(tools.ErrExecutionFailed, "the bash tool's sandbox is required but unavailable: %s; nothing was run", st.Reason)
 		}
@@ -111,7 +115,7 @@ func (t *Tool) sandboxSpec(tmpRoot string) sandbox.Spec {
 	return sandbox.Spec{
 		Workspace: t.ws.Dir(), Read: sb.settings.Read, Write: sb.settings.Write,
 		Exec: exec, ExecDirs: execDirs, Hidden: hidden, TmpRoot: tmpRoot,
-		Network: sb.settings.Network, Connect: sb.ports, Namespaces: sandbox.Describe().Namespaces,
+		Network: sb.settings.Network, Connect: sb.ports, Namespaces: sandboxStatus().Namespaces,
 	}
 }
 
@@ -175,7 +179,7 @@ func (t *Tool) describeSandbox() string {
 	if sb.mode == sandbox.Off {
 		return "Commands are not confined by the kernel (sandbox: off)."
 	}
-	st := sandbox.Describe()
+	st := sandboxStatus()
 	if !st.Available {
 		if sb.mode == sandbox.Required {
 			return "The sandbox is required but unavailable (" + st.Reason + "), so commands are refused."

@@ -3,10 +3,12 @@ package bash
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/sandbox"
@@ -100,6 +102,63 @@ func TestExecAllowlistFollowsThePolicy(t *testing.T) {
 	for name, want := range map[string]bool{"ls": true, "python3": true, "cat": false, "sh": false} {
 		if got := allow.execAllowed(name); got != want {
 			t.Errorf("allow mode: execAllowed(%s) = %v", name, got)
+		}
+	}
+}
+
+// TestWithoutLandlock plays a kernel without Landlock: required refuses
+// to run anything, naming the requirement; best-effort runs unconfined;
+// off runs unconfined. The marker shows whether the command ran.
+func TestWithoutLandlock(t *testing.T) {
+	orig := sandboxStatus
+	t.Cleanup(func() { sandboxStatus = orig })
+	sandboxStatus = func() sandbox.Status {
+		return sandbox.Status{Reason: "the kernel has no Landlock (test)", DefaultMode: sandbox.BestEffort}
+	}
+	for _, mode := range []string{"required", "best-effort", "off"} {
+		tool := newTool(t, `{"sandbox":"`+mode+`"}`)
+		marker := filepath.Join(tool.ws.Dir(), "ran")
+		raw, _ := json.Marshal(map[string]any{"command": "touch " + marker})
+		_, err := tool.Call(context.Background(), raw)
+		_, statErr := os.Stat(marker)
+		switch mode {
+		case "required":
+			if !errors.Is(err, tools.ErrExecutionFailed) || !strings.Contains(err.Error(), "Landlock") || statErr == nil {
+				t.Errorf("required: want a refusal naming the kernel requirement and nothing run, got %v (ran: %v)", err, statErr == nil)
+			}
+			if !strings.Contains(tool.Info().Description, "required but unavailable") {
+				t.Errorf("required: description %q", tool.Info().Description)
+			}
+		default:
+			if err != nil || statErr != nil {
+				t.Errorf("%s: want the command run unconfined, got %v (ran: %v)", mode, err, statErr == nil)
+			}
+		}
+	}
+}
+
+// TestUnconfinedAndConfinedRunAlike: exit codes, both streams, the
+// timeout's group kill and the kill of leftovers behave the same with and
+// without the sandbox.
+func TestUnconfinedAndConfinedRunAlike(t *testing.T) {
+	modes := []string{"off"}
+	if sandbox.Describe().Available {
+		modes = append(modes, "required")
+	}
+	for _, mode := range modes {
+		tool := newTool(t, `{"sandbox":"`+mode+`"}`)
+		res := mustRun(t, tool, "echo out; echo err >&2; exit 3")
+		if !res.IsError || !strings.Contains(res.Text, "exit code: 3") || !strings.Contains(res.Text, "stdout:\nout") || !strings.Contains(res.Text, "stderr:\nerr") {
+			t.Errorf("%s: %s", mode, res.Text)
+		}
+		start := time.Now()
+		raw, _ := json.Marshal(map[string]any{"command": "sleep 30 & sleep 30", "timeout": 200})
+		if _, err := tool.Call(context.Background(), raw); !errors.Is(err, tools.ErrTimeout) || time.Since(start) > 10*time.Second {
+			t.Errorf("%s: timeout: %v after %s", mode, err, time.Since(start))
+		}
+		start = time.Now()
+		if res := mustRun(t, tool, "sleep 30 & echo started"); !strings.Contains(res.Text, "started") || time.Since(start) > 10*time.Second {
+			t.Errorf("%s: a leftover process held the call for %s: %s", mode, time.Since(start), res.Text)
 		}
 	}
 }
