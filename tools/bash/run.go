@@ -32,9 +32,9 @@ type process interface {
 // result with IsError set; a timeout or a cancellation is an error that
 // carries the output collected so far.
 func (t *Tool) run(ctx context.Context, command, dir, runID string, timeout time.Duration) (tools.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
+	if err := ctx.Err(); err != nil {
+		return tools.Result{}, ctxError(err, timeout, 0, "")
+	}
 	stdout, stderr := newCapture(t.cfg.MaxOutputSize), newCapture(t.cfg.MaxOutputSize)
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -46,9 +46,11 @@ func (t *Tool) run(ctx context.Context, command, dir, runID string, timeout time
 		outW.Close()
 		return tools.Result{}, tools.Wrap(tools.ErrExecutionFailed, err, "cannot run the command")
 	}
-	start := time.Now()
 	// Never -l or -i: a login or interactive shell would read profile files
-	// that can export the very secrets the environment leaves out.
+	// that can export the very secrets the environment leaves out. The
+	// timeout starts once the command has: the sandbox helper's start-up
+	// (once per tool) and a run's ruleset (once per run) are not the
+	// command's time.
 	proc, err := t.start(command, dir, runID, outW, errW)
 	outW.Close()
 	errW.Close()
@@ -57,6 +59,9 @@ func (t *Tool) run(ctx context.Context, command, dir, runID string, timeout time
 		errR.Close()
 		return tools.Result{}, err
 	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	outDone, errDone := drain(stdout, outR), drain(stderr, errR)
 	stop := context.AfterFunc(ctx, proc.kill)
 	ws, waitErr := proc.wait()

@@ -129,6 +129,8 @@ func TestLeftoverProcessesAreKilledWhenTheCommandEnds(t *testing.T) {
 
 func TestContextCancelStopsPromptly(t *testing.T) {
 	tool := newTool(t, `{"timeout":"30s"}`)
+	// Start the sandbox helper first: its start-up is not what is timed.
+	mustRun(t, tool, "true")
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
 		time.Sleep(200 * time.Millisecond)
