@@ -8,15 +8,21 @@ import (
 
 // ProgramsOnPath returns the executable files in the directories of
 // pathList (a PATH value) whose names keep accepts, as paths in those
-// directories. Symlinks count as what they point to.
+// directories. Symlinks count as what they point to. A directory that is
+// another one under a second name (/bin and /usr/bin where /bin links to
+// it) is read once: Landlock rules attach to files, not names.
 func ProgramsOnPath(pathList string, keep func(name string) bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, dir := range filepath.SplitList(pathList) {
-		if dir == "" || !filepath.IsAbs(dir) || seen[dir] {
+		if dir == "" || !filepath.IsAbs(dir) {
 			continue
 		}
-		seen[dir] = true
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil || seen[real] {
+			continue
+		}
+		seen[real] = true
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
