@@ -60,6 +60,7 @@ func Confine(cmd *exec.Cmd, spec Spec) error {
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{}
 		}
+		inUserNamespace(cmd.SysProcAttr)
 		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNS
 		if spec.privateNetwork() {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET

@@ -81,7 +81,8 @@ func startHelper(spec *Spec) (*helperProc, facts, error) {
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	if spec.Namespaces {
-		cmd.SysProcAttr.Cloneflags = unix.CLONE_NEWNS
+		inUserNamespace(cmd.SysProcAttr)
+		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNS
 		if spec.privateNetwork() {
 			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
 		}

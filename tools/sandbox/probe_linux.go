@@ -3,10 +3,13 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 var probed = sync.OnceValue(func() Status {
@@ -32,8 +35,11 @@ var probed = sync.OnceValue(func() Status {
 	st.Mechanism = fmt.Sprintf("Landlock ABI %d (%s)", abi, strings.Join(parts, ", "))
 	if st.Namespaces {
 		st.Mechanism += " + mount and network namespaces"
+		if os.Geteuid() != 0 {
+			st.Mechanism += " (in a user namespace)"
+		}
 	} else {
-		gaps = append(gaps, "no namespaces (not root): the workspace stays executable through the dynamic loader, paths inside it are not hidden, UDP is not blocked")
+		gaps = append(gaps, "no namespaces (not root, and user namespaces are not allowed): the workspace stays executable through the dynamic loader, paths inside it are not hidden, UDP is not blocked")
 	}
 	st.Reason = strings.Join(gaps, "; ")
 	return st
@@ -42,5 +48,31 @@ var probed = sync.OnceValue(func() Status {
 func probe() Status { return probed() }
 
 // canUseNamespaces reports whether the helper may be started in new mount
-// and network namespaces: it needs CAP_SYS_ADMIN, which root has.
-func canUseNamespaces() bool { return os.Geteuid() == 0 }
+// and network namespaces: as root directly; otherwise inside a new user
+// namespace, where the system allows unprivileged ones (tried once with
+// /bin/true).
+func canUseNamespaces() bool {
+	if os.Geteuid() == 0 {
+		return true
+	}
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	inUserNamespace(cmd.SysProcAttr)
+	cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNS | unix.CLONE_NEWNET
+	return cmd.Run() == nil
+}
+
+// inUserNamespace makes a process started as a user other than root run
+// in a user namespace of its own, as the same user, with the
+// capabilities it needs to set up its mount and network namespaces (the
+// confined threads drop them all before starting anything).
+func inUserNamespace(attr *syscall.SysProcAttr) {
+	if os.Geteuid() == 0 {
+		return
+	}
+	attr.Cloneflags |= unix.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+}

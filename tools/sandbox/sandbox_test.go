@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -174,5 +175,77 @@ func TestConfineExec(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Fatal("the confined process wrote outside its workspace")
+	}
+}
+
+// TestNoExecWorkspace: with namespaces, a program copied into the
+// workspace cannot run, not even through the dynamic loader.
+func TestNoExecWorkspace(t *testing.T) {
+	st := requireLandlock(t)
+	if !st.Namespaces {
+		if os.Getenv(expectNamespaces) == "1" {
+			t.Fatalf("namespaces were expected here: %s", st.Reason)
+		}
+		t.Skipf("no namespaces here: %s", st.Reason)
+	}
+	spec := testSpec(t)
+	spec.Exec = append(spec.Exec, "/bin/cp", "/usr/bin/cp")
+	l := NewLauncher(spec)
+	defer l.Close()
+	loader := "/lib64/ld-linux-x86-64.so.2"
+	if ls := Loaders("/bin/sh"); len(ls) > 0 {
+		loader = ls[0]
+	}
+	p, r := startSh(t, l, spec.Workspace, "cp /bin/sleep ./s && ./s 0 && echo ran-direct; "+loader+" ./s 0 && echo ran-loader; echo end")
+	out, _ := io.ReadAll(r)
+	r.Close()
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("end")) || bytes.Contains(out, []byte("ran-")) {
+		t.Fatalf("a program copied into the workspace ran:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(spec.Workspace, "s")); err != nil {
+		t.Fatalf("the copy was not even made, so this proves nothing:\n%s", out)
+	}
+}
+
+// expectNamespaces is set by TestUnprivilegedUser for the tests it runs.
+const expectNamespaces = "RULEAGENT_SANDBOX_TEST_EXPECT_NS"
+
+// TestUnprivilegedUser runs the launcher tests again as the user nobody,
+// as a server that is not root runs: the helper then sets up its
+// namespaces inside a user namespace of its own.
+func TestUnprivilegedUser(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("already not root: the other tests cover this case")
+	}
+	dir, err := os.MkdirTemp("", "sandbox-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^(TestLauncherRunsConfinedCommands|TestKillAndCloseEndEverything|TestConfineExec|TestNoExecWorkspace)$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir, "HOME=/nonexistent", expectNamespaces + "=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if bytes.Contains(out, []byte("user namespaces are not allowed")) {
+		t.Skipf("this system does not allow unprivileged user namespaces:\n%s", out)
+	}
+	if err != nil || bytes.Count(out, []byte("--- PASS")) != 4 {
+		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }

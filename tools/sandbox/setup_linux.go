@@ -88,10 +88,24 @@ func insideAny(p string, dirs []string) bool {
 	return false
 }
 
-// remount makes p a mount of its own with the given flags.
+// remount makes p a mount of its own with the given flags added. The
+// flags it already has are kept: in a user namespace the kernel refuses a
+// remount that would clear them.
 func remount(p string, flags uintptr) error {
 	if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err == nil {
+		for _, f := range []struct{ st, ms uintptr }{
+			{unix.ST_RDONLY, unix.MS_RDONLY}, {unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
+			{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME},
+			{unix.ST_RELATIME, unix.MS_RELATIME},
+		} {
+			if uintptr(st.Flags)&f.st != 0 {
+				flags |= f.ms
+			}
+		}
 	}
 	return unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|flags, "")
 }
