@@ -22,7 +22,7 @@ func init() {
 			longArg:  []string{"align", "config", "indent", "library", "output", "user", "where", "debug"},
 			longFlag: []string{"demangle", "help", "version", "no-signals"}}),
 		"chrt": launchChrt,
-		"prlimit": launchPrlimitWith(optSpec{shortOpt: "AcdefilmnqrstuvxyY", shortArg: "po", shortFlag: "hV",
+		"prlimit": pidOrCommandLauncher(optSpec{shortOpt: "AcdefilmnqrstuvxyY", shortArg: "po", shortFlag: "hV",
 			longArg: []string{"pid", "output"},
 			longFlag: []string{"as", "core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice", "nofile", "nproc",
 				"rss", "rtprio", "rttime", "sigpending", "stack", "noheadings", "raw", "verbose", "help", "version"}}),
@@ -41,7 +41,7 @@ func init() {
 		"nocache":   prefixLauncher(optSpec{shortArg: "n", shortFlag: "D"}),
 		"chronic":   prefixLauncher(optSpec{shortFlag: "ev"}),
 		"ifne":      prefixLauncher(optSpec{shortFlag: "n"}),
-		"choom":     launchChoom,
+		"choom":     pidOrCommandLauncher(optSpec{shortArg: "pn", shortFlag: "hV", longArg: []string{"pid", "adjust"}, longFlag: []string{"help", "version"}}),
 	}
 	for name, l := range more {
 		launchers[name] = l
@@ -136,9 +136,10 @@ func launchChrt(a *analysis, c *command, depth int) {
 	a.launchArgs(c, rest[1:], depth)
 }
 
-// launchPrlimitWith handles prlimit, whose resource options take an
-// optional attached value and whose --pid changes a running process.
-func launchPrlimitWith(spec optSpec) launcher {
+// pidOrCommandLauncher is for programs that either change a running
+// process (-p/--pid PID) or run a command with the change (prlimit,
+// choom).
+func pidOrCommandLauncher(spec optSpec) launcher {
 	return func(a *analysis, c *command, depth int) {
 		o, rest, ok := a.options(c, spec)
 		if !ok {
@@ -210,18 +211,6 @@ func launchSingleTokenOptions(a *analysis, c *command, depth int) {
 		}
 	}
 	c.runsNothing = true
-}
-
-func launchChoom(a *analysis, c *command, depth int) {
-	o, rest, ok := a.options(c, optSpec{shortArg: "pn", shortFlag: "hV", longArg: []string{"pid", "adjust"}, longFlag: []string{"help", "version"}})
-	if !ok {
-		return
-	}
-	if o.has("p", "pid") {
-		c.runsNothing = true
-		return
-	}
-	a.launchArgs(c, rest, depth)
 }
 
 // opaqueRunners run a program or code given in their arguments in a way
