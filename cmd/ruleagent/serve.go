@@ -23,6 +23,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
 	data := fs.String("data", "data", "folder for run data")
+	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -51,6 +52,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	slog.SetDefault(logger)
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
+	}
+	if err := setSandboxDefault(*sandboxMode, *data); err != nil {
+		return usagef("--sandbox: %v", err)
 	}
 	g := processGlobals(globalsF)
 	store, loadErrs := server.OpenStoreWith(*chains, server.NewConfig(g), server.StoreOptions{Logger: logger,
