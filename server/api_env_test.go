@@ -35,6 +35,7 @@ const (
 	promptBroken = "You are the broken agent."
 	promptPause  = "You are the pausing agent."
 	promptGuard  = "You are the guarded agent."
+	promptShell  = "You are the shell agent."
 )
 
 func apiScript() llmtest.Script {
@@ -52,6 +53,14 @@ func apiScript() llmtest.Script {
 		llmtest.Rule{Match: llmtest.SystemContains(promptPause), Script: llmtest.Always(llmtest.Response{
 			Text: "after a pause", ChunkSize: 100, ChunkDelay: 700 * time.Millisecond})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptGuard), Script: llmtest.ScriptFunc(guardedAgent)},
+		llmtest.Rule{Match: llmtest.SystemContains(promptShell), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			commands := []string{"echo hello", "echo hello", "echo other"}
+			if n := r.Turn(); n < len(commands) {
+				return llmtest.Calls(llmtest.Call("bash", `{"command":"`+commands[n]+`"}`))
+			}
+			res := r.ToolResults()
+			return llmtest.Reply("last: " + res[len(res)-1].Content)
+		})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptBroken), Script: llmtest.Always(llmtest.Response{
 			Status: http.StatusBadRequest, ErrorMessage: "the model refuses this request"})},
 	)

@@ -139,3 +139,56 @@ func TestAGUIResumeWithUnknownInterrupt(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 }
+
+// Approval by parsed command: a bash call is judged on the commands it
+// would run; "always" approves that exact command for the thread, and a
+// different command needs approval again.
+func TestApprovalOfShellCommands(t *testing.T) {
+	e := newAPIEnv(t, Options{})
+	dsl, _ := json.Marshal(map[string]any{"ruleChain": map[string]any{"id": "shell"}, "metadata": map[string]any{"nodes": []any{
+		agentNode(promptShell, map[string]any{"approval": map[string]any{"commands": []any{"echo"}},
+			"tools": []any{map[string]any{"type": "builtin", "name": "bash", "config": map[string]any{"workDir": t.TempDir()}}}})}}})
+	if code, body, _ := e.do("PUT", "/api/v1/chains/shell", dsl); code != 200 {
+		t.Fatalf("deploy: %d %s", code, body)
+	}
+	resume := func(runID string, in runAnswer, payload map[string]any) runAnswer {
+		t.Helper()
+		code, body, _ := e.do("POST", "/api/v1/runs/"+runID+"/resume", map[string]any{"resume": []any{
+			map[string]any{"interruptId": in.Interrupts[0].ID, "status": "resolved", "payload": payload}}})
+		var ans runAnswer
+		if code != 200 || json.Unmarshal(body, &ans) != nil {
+			t.Fatalf("resume: %d %s", code, body)
+		}
+		return ans
+	}
+	code, body, _ := e.do("POST", "/api/v1/chains/shell/run", map[string]any{"input": "go", "threadId": "t-shell"})
+	var ans runAnswer
+	if code != 200 || json.Unmarshal(body, &ans) != nil || ans.Outcome != "interrupt" {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	runID := ans.RunID
+	if md := string(ans.Interrupts[0].Metadata); !strings.Contains(md, `"commands":["echo hello"]`) {
+		t.Fatalf("first interrupt: %s", md)
+	}
+	// Approved always: the same command later runs without asking; another
+	// command asks again.
+	ans = resume(runID, ans, map[string]any{"approved": true, "always": true})
+	if ans.Outcome != "interrupt" || !strings.Contains(string(ans.Interrupts[0].Metadata), `"commands":["echo other"]`) {
+		t.Fatalf("after always: %+v", ans)
+	}
+	ans = resume(runID, ans, map[string]any{"approved": true})
+	if ans.Outcome != "success" || !strings.Contains(ans.Data, "other") {
+		t.Fatalf("end: %+v", ans)
+	}
+	var outputs int
+	for _, r := range e.llm.Requests() {
+		for _, m := range r.ToolResults() {
+			if strings.Contains(m.Content, "hello") {
+				outputs++
+			}
+		}
+	}
+	if outputs == 0 {
+		t.Fatal("the approved commands did not run")
+	}
+}
