@@ -72,7 +72,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, MaxBodyBytes: *maxBody,
-		Health: func() map[string]any { return map[string]any{"sandbox": sandbox.Describe()} },
+		Health:           func() map[string]any { return map[string]any{"sandbox": sandbox.Describe()} },
 		HideToolActivity: *hideActivity, Logger: logger}
 	srv := &http.Server{Handler: server.Handler(opts), ReadHeaderTimeout: 10 * time.Second}
 	// MCP clients keep an event stream open; end their sessions so that
