@@ -2,11 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,7 +34,24 @@ func mcpModel(t *testing.T) *llmtest.Server {
 			llmtest.Response{Text: readerAnswer, ChunkSize: 5, ChunkDelay: 15 * time.Millisecond},
 		)},
 		llmtest.Rule{Match: llmtest.SystemContains("You are weather."), Script: llmtest.Always(llmtest.Reply("sunny"))},
+		llmtest.Rule{Match: llmtest.SystemContains("You are trigger."), Script: triggerScript()},
 	))
+}
+
+// triggerScript deploys, through save_rule_chain, a chain whose
+// description changes on every call, so that each call changes the tool
+// list; then it says so.
+func triggerScript() llmtest.Script {
+	var n atomic.Int64
+	return llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+		if len(r.ToolResults()) > 0 {
+			return llmtest.Reply("The tool list changed.")
+		}
+		dsl := jsDSL("conformance_toggle", "Toggle", map[string]any{"mcp": true, "description": fmt.Sprintf("Deployed by call %d.", n.Add(1))},
+			"return {msg: 'toggled', metadata: metadata, msgType: msgType};")
+		args, _ := json.Marshal(map[string]string{"dsl": dsl})
+		return llmtest.Calls(llmtest.Call("self__save_rule_chain", string(args)))
+	})
 }
 
 // agentDSL is a one-node agent chain.
