@@ -39,9 +39,7 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 		}
 		if err := r.answer(call.Responses); err != nil {
 			// The run stays as it was: the same state may be retried.
-			if _, herr := c.waiting.hold(r); herr != nil {
-				r.cancel(herr)
-			}
+			c.waiting.release(r)
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
 		}
 		run = r

@@ -103,6 +103,16 @@ func (w *waitingRuns) resume(state, chain string) (*chainRun, error) {
 	return r, nil
 }
 
+// release gives back a run that resume attached, its round unchanged (the
+// answers were refused, so the same requestState may be retried), and
+// restarts its expiry.
+func (w *waitingRuns) release(r *chainRun) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attached = false
+	r.expiry = time.AfterFunc(w.timeout, func() { r.cancel(errInputTimeout) })
+}
+
 // forget removes a run that ended.
 func (w *waitingRuns) forget(r *chainRun) {
 	w.mu.Lock()
