@@ -88,6 +88,8 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCa
 	if e, ok := c.store.Engine(id); ok {
 		runCtx = components.WithNodeSteps(runCtx, e, id, r.progress)
 	}
+	// Attached before the run starts, so that its first events are sent.
+	r.progress.attach(call.Peer, call.Progress)
 	go func() {
 		res, err := c.store.RunChain(runCtx, id, input, nil, r.progress)
 		if err != nil && r.ctx.Err() != nil {
