@@ -40,10 +40,12 @@ type Check struct {
 	Message string `json:"errorMessage"`
 }
 
-// Scenario is a scenario's checks.
+// Scenario is a scenario's checks, and for a client scenario what the
+// client printed.
 type Scenario struct {
 	Name   string
 	Checks []Check
+	Output string
 }
 
 // Failed lists the IDs of the scenario's failed checks.
@@ -104,9 +106,16 @@ func NodeShim(t *testing.T) []string {
 }
 
 // read reads every scenario's checks.json under out: the suite writes
-// <out>/[server-]<scenario>-<timestamp>/checks.json.
+// <out>/[server-]<scenario>-<timestamp>/checks.json, where a scenario such
+// as auth/metadata-default makes a folder of its own.
 func read(out string) ([]Scenario, error) {
-	files, err := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+	var files []string
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "checks.json" {
+			files = append(files, p)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +130,18 @@ func read(out string) ([]Scenario, error) {
 		if err := json.Unmarshal(b, &checks); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		name := strings.TrimPrefix(filepath.Base(filepath.Dir(f)), "server-")
-		results = append(results, Scenario{Name: stamp.ReplaceAllString(name, ""), Checks: checks})
+		rel, err := filepath.Rel(out, filepath.Dir(f))
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimPrefix(filepath.ToSlash(rel), "server-")
+		var output string
+		for _, std := range []string{"stdout.txt", "stderr.txt"} {
+			if b, err := os.ReadFile(filepath.Join(filepath.Dir(f), std)); err == nil {
+				output += string(b)
+			}
+		}
+		results = append(results, Scenario{Name: stamp.ReplaceAllString(name, ""), Checks: checks, Output: output})
 	}
 	slices.SortFunc(results, func(a, b Scenario) int { return strings.Compare(a.Name, b.Name) })
 	return results, nil
@@ -132,10 +151,12 @@ func read(out string) ([]Scenario, error) {
 // with the reason. A scenario's whole checks may be listed with "*".
 type Baseline map[string]Expected
 
-// Expected is one scenario's expected failures.
+// Expected is one scenario's expected failures: Checks fail every time;
+// Flaky may fail or pass (the reason says why they are not deterministic).
 type Expected struct {
 	Reason string   `yaml:"reason"`
 	Checks []string `yaml:"checks"`
+	Flaky  []string `yaml:"flaky"`
 }
 
 // LoadBaseline reads a baseline file: a YAML map of scenario to
@@ -151,7 +172,7 @@ func LoadBaseline(t *testing.T, path string) Baseline {
 		t.Fatalf("%s: %v", path, err)
 	}
 	for name, e := range bl {
-		if strings.TrimSpace(e.Reason) == "" || len(e.Checks) == 0 {
+		if strings.TrimSpace(e.Reason) == "" || len(e.Checks)+len(e.Flaky) == 0 {
 			t.Fatalf("%s: %s needs a reason and the checks that fail", path, name)
 		}
 	}
@@ -169,8 +190,12 @@ func Compare(results []Scenario, bl Baseline) []string {
 		exp := bl[s.Name]
 		failed := s.Failed()
 		for _, c := range s.Checks {
-			if c.Status == "FAILURE" && !slices.Contains(exp.Checks, c.ID) && !slices.Contains(exp.Checks, "*") {
-				problems = append(problems, fmt.Sprintf("%s: %s failed: %s", s.Name, c.ID, c.Message))
+			if c.Status == "FAILURE" && !slices.Contains(exp.Checks, c.ID) && !slices.Contains(exp.Checks, "*") && !slices.Contains(exp.Flaky, c.ID) {
+				p := fmt.Sprintf("%s: %s failed: %s", s.Name, c.ID, c.Message)
+				if out := strings.TrimSpace(s.Output); out != "" {
+					p += "\n\tthe client printed: " + strings.ReplaceAll(truncate(out, 2000), "\n", "\n\t")
+				}
+				problems = append(problems, p)
 			}
 		}
 		for _, id := range exp.Checks {
@@ -215,4 +240,11 @@ func Table(results []Scenario, bl Baseline) string {
 		fmt.Fprintf(&b, "| %s | %d/%d | %s |\n", s.Name, passed, scored, strings.ReplaceAll(note, "|", "\\|"))
 	}
 	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

@@ -44,6 +44,7 @@ type conn struct {
 	ownHTTP  *http.Client // closed with the conn when it made it
 	relistCh chan struct{}
 	progress progressCalls
+	calls    inflight
 
 	mu       sync.Mutex
 	live     *session
@@ -265,7 +266,9 @@ func (c *conn) callOn(ctx context.Context, s *session, remote string, args json.
 	req.Params.Arguments = args
 	token, progress := c.progress.start(ctx, c.name, remote)
 	req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	done := c.calls.add(ctx)
 	res, err := s.client.CallTool(ctx, req)
+	done()
 	c.progress.end(token, progress, err != nil || res.IsError)
 	if err == nil {
 		return res, nil
@@ -374,7 +377,7 @@ func (c *conn) relist() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(c.base, c.t.timeout)
-		listed, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+		listed, err := s.listTools(ctx)
 		cancel()
 		if err != nil {
 			if c.base.Err() != nil || !s.usable() {
@@ -386,7 +389,7 @@ func (c *conn) relist() {
 			c.log.Warn("MCP server: listing the changed tools failed", "server", c.name, "err", err)
 			continue
 		}
-		_ = c.tools.update(listed.Tools) // a refusal is logged
+		_ = c.tools.update(listed) // a refusal is logged
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 type selfTransport struct {
 	srv     *server.MCPServer
 	session *server.InProcessSession
+	schemas *listedSchemas
 
 	mu      sync.RWMutex
 	handler func(mcp.JSONRPCNotification)
@@ -35,8 +36,8 @@ type selfTransport struct {
 
 // newSelfTransport makes the transport; elicit answers the questions the
 // server asks with elicitation/create (a client on 2025-11-25).
-func newSelfTransport(srv *server.MCPServer, elicit server.ElicitationHandler) *selfTransport {
-	return &selfTransport{srv: srv, flush: make(chan chan struct{}), done: make(chan struct{}),
+func newSelfTransport(srv *server.MCPServer, elicit server.ElicitationHandler, schemas *listedSchemas) *selfTransport {
+	return &selfTransport{srv: srv, schemas: schemas, flush: make(chan chan struct{}), done: make(chan struct{}),
 		session: server.NewInProcessSessionWithHandlers(srv.GenerateInProcessSessionID(), nil, elicit, nil)}
 }
 
@@ -103,6 +104,7 @@ func (t *selfTransport) SendRequest(ctx context.Context, req transport.JSONRPCRe
 	if err := json.Unmarshal(out, &resp); err != nil {
 		return nil, fmt.Errorf("decoding the response: %w", err)
 	}
+	t.schemas.observe(req, &resp, nil)
 	ack := make(chan struct{})
 	select {
 	case t.flush <- ack:

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
@@ -21,10 +23,60 @@ import (
 //
 // Registering it declares the elicitation capability: a server may ask,
 // and whether a person answers is the run's to say.
-type elicitation struct{ server string }
+//
+// A question arrives in the context of the call it belongs to, except from
+// an older server that sends it on its standalone stream (the HTTP GET
+// stream, or stdio); it is then put to the run of the one call in flight,
+// and refused when several are, since it cannot be told whose it is.
+type elicitation struct {
+	server string
+	calls  *inflight
+}
+
+// inflight tracks the contexts of the calls in progress on a conn.
+type inflight struct {
+	mu   sync.Mutex
+	seq  int
+	ctxs map[int]context.Context
+}
+
+// add records a call's context; the returned function removes it.
+func (f *inflight) add(ctx context.Context) (done func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctxs == nil {
+		f.ctxs = map[int]context.Context{}
+	}
+	f.seq++
+	id := f.seq
+	f.ctxs[id] = ctx
+	return func() {
+		f.mu.Lock()
+		delete(f.ctxs, id)
+		f.mu.Unlock()
+	}
+}
+
+// sole is the context of the only call in progress, or nil.
+func (f *inflight) sole() context.Context {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ctxs) != 1 {
+		return nil
+	}
+	for _, ctx := range f.ctxs {
+		return ctx
+	}
+	return nil
+}
 
 // Elicit implements client.ElicitationHandler.
 func (e elicitation) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	if tools.CallFrom(ctx) == nil && e.calls != nil {
+		if call := e.calls.sole(); call != nil {
+			ctx = call
+		}
+	}
 	q := ask.Question{Message: req.Params.Message}
 	if req.Params.Mode == mcp.ElicitationModeURL {
 		// A URL to open (a sign-in, a payment): no person can be sent there
@@ -47,14 +99,40 @@ func (e elicitation) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*m
 		return nil, err
 	}
 	res := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseAction(a.Action)}}
-	if a.Action == ask.Accept && len(a.Content) > 0 {
-		var content any
-		if err := json.Unmarshal(a.Content, &content); err != nil {
-			return nil, fmt.Errorf("the answer's content: %w", err)
+	if a.Action == ask.Accept {
+		content := map[string]any{}
+		if len(a.Content) > 0 {
+			if err := json.Unmarshal(a.Content, &content); err != nil {
+				return nil, fmt.Errorf("the answer's content is not an object: %w", err)
+			}
 		}
+		withDefaults(content, q.Schema)
 		res.Content = content
 	}
 	return res, nil
+}
+
+// withDefaults fills the fields an accepted answer leaves out with the
+// defaults the question's schema gives them (SEP-1034): a person who
+// accepts a form accepts what it showed.
+func withDefaults(content map[string]any, schema json.RawMessage) {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return
+	}
+	for name, p := range s.Properties {
+		if _, given := content[name]; given || len(p.Default) == 0 {
+			continue
+		}
+		var v any
+		if json.Unmarshal(p.Default, &v) == nil {
+			content[name] = v
+		}
+	}
 }
 
 // notAsked finds the question a call failed on, if any.

@@ -46,6 +46,8 @@ type session struct {
 	version string
 	modern  bool
 	listed  []mcp.Tool
+	// schemas keeps the listed input schemas as the server sent them.
+	schemas *listedSchemas
 	// broken is set when a call saw the transport fail: the next call
 	// reconnects.
 	broken atomic.Bool
@@ -82,8 +84,8 @@ type dialer struct {
 	// elicit answers the server's questions (see input.go).
 	elicit elicitation
 	// sse records that auto detection found a legacy SSE server, and
-	// legacy a streamable HTTP server without server/discover, so that
-	// reconnections go straight to what works.
+	// legacy a streamable HTTP server without server/discover (see
+	// probeModern), so that reconnections go straight to what works.
 	sse, legacy atomic.Bool
 }
 
@@ -93,23 +95,35 @@ type dialer struct {
 func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 	switch d.t.kind {
 	case kindSelf:
-		cl := client.NewClient(newSelfTransport(d.self, d.elicit), d.options(false)...)
-		return d.start(ctx, life, &session{client: cl, via: "in process"})
+		schemas := &listedSchemas{}
+		cl := client.NewClient(newSelfTransport(d.self, d.elicit, schemas), d.options(false)...)
+		return d.start(ctx, life, &session{client: cl, via: "in process", schemas: schemas})
 	case kindStdio:
 		tr, proc, err := newStdioTransport(d.t, transport.WithCommandLogger(d.log))
 		if err != nil {
 			return nil, err
 		}
-		return d.start(ctx, life, &session{client: client.NewClient(tr, d.options(false)...), proc: proc, via: "stdio"})
+		schemas := &listedSchemas{}
+		return d.start(ctx, life, &session{client: client.NewClient(keepingStdio{tr, schemas}, d.options(false)...), proc: proc, via: "stdio", schemas: schemas})
 	}
 	if d.t.transport == transportSSE || d.sse.Load() {
 		return d.dialSSE(ctx, life)
 	}
-	s, err := d.dialStreamable(ctx, life, d.legacy.Load())
+	legacy, known := d.legacy.Load(), true
+	if !legacy {
+		modern, k, err := d.probeModern(ctx)
+		if err != nil {
+			return nil, err
+		}
+		legacy, known = !modern, k
+		d.legacy.Store(legacy)
+	}
+	s, err := d.dialStreamable(ctx, life, legacy)
 	switch {
-	case err == nil && !s.modern && !d.legacy.Load():
-		// A server on the initialize handshake sends tools/list_changed on
-		// the GET stream, which a transport opens only when made for it.
+	case err == nil && !known && !s.modern:
+		// The probe had no answer in time, and the client's own discovery
+		// then found a server on the handshake: connect again with the GET
+		// stream that carries its tools/list_changed.
 		s.close()
 		d.legacy.Store(true)
 		return d.dialStreamable(ctx, life, true)
@@ -145,7 +159,8 @@ func (d *dialer) dialStreamable(ctx, life context.Context, legacy bool) (*sessio
 	if err != nil {
 		return nil, err
 	}
-	return d.start(ctx, life, &session{client: client.NewClient(tr, d.options(legacy)...), via: "streamable HTTP"})
+	schemas := &listedSchemas{}
+	return d.start(ctx, life, &session{client: client.NewClient(keepingHTTP{tr, schemas}, d.options(legacy)...), via: "streamable HTTP", schemas: schemas})
 }
 
 // options are the client's options: the handler of the server's questions
@@ -168,7 +183,8 @@ func (d *dialer) dialSSE(ctx, life context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.start(ctx, life, &session{client: client.NewClient(tr, d.options(true)...), via: "SSE"})
+	schemas := &listedSchemas{}
+	return d.start(ctx, life, &session{client: client.NewClient(keepingSSE{tr, schemas}, d.options(true)...), via: "SSE", schemas: schemas})
 }
 
 // start starts a session's client (for stdio, its process), shakes hands
@@ -204,12 +220,22 @@ func (d *dialer) handshake(ctx context.Context, s *session) error {
 	}
 	s.version = s.client.ProtocolVersion()
 	s.modern = mcp.IsModernProtocol(s.version)
-	listed, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	listed, err := s.listTools(ctx)
 	if err != nil {
 		return fmt.Errorf("listing the tools: %w", err)
 	}
-	s.listed = listed.Tools
+	s.listed = listed
 	return nil
+}
+
+// listTools lists the server's tools (every page), with their input
+// schemas as the server wrote them.
+func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
+	listed, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return s.schemas.asListed(listed.Tools), nil
 }
 
 // clientVersion is the version the client reports to servers.
