@@ -263,3 +263,36 @@ func TestMCPErrorTextScrubbed(t *testing.T) {
 		t.Fatalf("the error text leaks a secret: %q", got)
 	}
 }
+
+// TestMCPSelfCallInsideAnMCPCall: a chain served to a 2026-07-28 client over
+// HTTP runs an agent that calls this server again through its "self" entry;
+// the inner call is judged on its own (not by the outer request's Mcp-Name
+// header), and the chain it deploys is announced on the listen stream.
+func TestMCPSelfCallInsideAnMCPCall(t *testing.T) {
+	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
+	b, err := os.ReadFile(filepath.Join(conformanceFixtures, "test_trigger_tool_change.json"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(e.dir, "trigger.json"), b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []error
+	e.store, errs = OpenStore(e.dir, NewConfig(e.globals(t)))
+	t.Cleanup(e.store.Close)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	url := serveLoopback(t, Handler(Options{Store: e.store})) + "/mcp"
+	if r := toolsCall(t, url, "test_trigger_tool_change", nil, nil); r.text() != "The tool list changed." {
+		t.Fatalf("trigger: %v %v", r.result, r.err)
+	}
+	reqs := e.model.Requests()
+	last := reqs[len(reqs)-1].ToolResults()
+	if len(last) != 1 || strings.Contains(last[0].Content, "rror") || !strings.Contains(last[0].Content, "conformance_toggle") {
+		t.Fatalf("the agent's call to save_rule_chain: %+v", last)
+	}
+	if _, ok := e.store.DSL("conformance_toggle"); !ok {
+		t.Fatal("the chain was not deployed")
+	}
+}

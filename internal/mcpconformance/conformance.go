@@ -224,18 +224,25 @@ func Table(results []Scenario, bl Baseline) string {
 	b.WriteString("| scenario | checks passed | note |\n|---|---|---|\n")
 	for _, s := range results {
 		passed, scored := 0, 0
+		var warned []string
 		for _, c := range s.Checks {
 			switch c.Status {
 			case "SUCCESS":
 				passed++
 				scored++
-			case "FAILURE", "WARNING":
+			case "WARNING":
+				scored++
+				warned = append(warned, c.ID)
+			case "FAILURE":
 				scored++
 			}
 		}
 		note := ""
 		if e, ok := bl[s.Name]; ok {
 			note = strings.Join(strings.Fields(e.Reason), " ")
+		}
+		if len(warned) > 0 {
+			note = strings.TrimSpace(note + " Warnings (SHOULD): " + strings.Join(warned, ", ") + ".")
 		}
 		fmt.Fprintf(&b, "| %s | %d/%d | %s |\n", s.Name, passed, scored, strings.ReplaceAll(note, "|", "\\|"))
 	}

@@ -89,12 +89,27 @@ func (t *selfTransport) notify(n mcp.JSONRPCNotification) {
 	}
 }
 
+// detached is a context that ends with ctx but carries none of its values:
+// a call to "self" from a chain that is itself serving an MCP request must
+// not hand that request's transport state (its HTTP headers, its session)
+// to the server, which would judge the inner request by them.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	inner, cancel := context.WithCancelCause(context.Background())
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return inner, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
 // SendRequest implements transport.Interface.
 func (t *selfTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	raw, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the request: %w", err)
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	msg := t.srv.HandleMessage(t.srv.WithContext(ctx, t.session), raw)
 	out, err := json.Marshal(msg)
 	if err != nil {
@@ -120,6 +135,8 @@ func (t *selfTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNotif
 	if err != nil {
 		return err
 	}
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	t.srv.HandleMessage(t.srv.WithContext(ctx, t.session), raw)
 	return nil
 }
