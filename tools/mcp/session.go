@@ -118,7 +118,7 @@ func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 		legacy, known = !modern, k
 		d.legacy.Store(legacy)
 	}
-	s, err := d.dialStreamable(ctx, life, legacy)
+	s, err := d.dialStreamable(ctx, life, legacy, known)
 	switch {
 	case err == nil && !known && !s.modern:
 		// The probe had no answer in time, and the client's own discovery
@@ -126,7 +126,7 @@ func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 		// stream that carries its tools/list_changed.
 		s.close()
 		d.legacy.Store(true)
-		return d.dialStreamable(ctx, life, true)
+		return d.dialStreamable(ctx, life, true, true)
 	case err == nil || !errors.Is(err, transport.ErrLegacySSEServer):
 		return s, err
 	case d.t.transport == transportStreamable:
@@ -142,8 +142,11 @@ func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 }
 
 // dialStreamable connects over streamable HTTP: server/discover first, or
-// (legacy) straight to the handshake with the GET stream open.
-func (d *dialer) dialStreamable(ctx, life context.Context, legacy bool) (*session, error) {
+// (legacy) straight to the handshake with the GET stream open. known
+// reports that the probe found the server modern: the client's own
+// discovery may then take the whole connect time, since a slow answer is
+// no sign of an older server.
+func (d *dialer) dialStreamable(ctx, life context.Context, legacy, known bool) (*session, error) {
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(d.t.headers),
 		transport.WithHTTPBasicClient(d.http),
@@ -159,8 +162,12 @@ func (d *dialer) dialStreamable(ctx, life context.Context, legacy bool) (*sessio
 	if err != nil {
 		return nil, err
 	}
+	copts := d.options(legacy)
+	if !legacy && known {
+		copts = append(copts, client.WithDiscoverTimeout(-1))
+	}
 	schemas := &listedSchemas{}
-	return d.start(ctx, life, &session{client: client.NewClient(keepingHTTP{tr, schemas}, d.options(legacy)...), via: "streamable HTTP", schemas: schemas})
+	return d.start(ctx, life, &session{client: client.NewClient(keepingHTTP{tr, schemas}, copts...), via: "streamable HTTP", schemas: schemas})
 }
 
 // options are the client's options: the handler of the server's questions
