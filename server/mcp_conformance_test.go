@@ -1,7 +1,6 @@
 package server
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,23 +31,8 @@ var conformanceRevisions = []string{"2025-11-25", "2026-07-28"}
 // for the result tables of the README.
 func TestMCPConformance(t *testing.T) {
 	needPeers(t)
-	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
 	fixtures, _ := filepath.Glob(filepath.Join(conformanceFixtures, "*.json"))
-	for _, f := range fixtures {
-		b, err := os.ReadFile(f)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(e.dir, filepath.Base(f)), b, 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	var errs []error
-	e.store, errs = OpenStore(e.dir, NewConfig(e.globals(t)))
-	t.Cleanup(e.store.Close)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	e := newMCPEnvWith(t, fixtureFiles(t, fixtures...))
 	url := serveLoopback(t, Handler(Options{Store: e.store})) + "/mcp"
 	for _, rev := range conformanceRevisions {
 		t.Run(rev, func(t *testing.T) {

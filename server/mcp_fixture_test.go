@@ -127,9 +127,18 @@ type mcpEnv struct {
 }
 
 // newMCPEnv opens the test chains against the scripted models.
-func newMCPEnv(t *testing.T) *mcpEnv {
+func newMCPEnv(t *testing.T) *mcpEnv { return newMCPEnvWith(t, nil) }
+
+// newMCPEnvWith opens the test chains and extra chain files (file name ->
+// DSL) against the scripted models.
+func newMCPEnvWith(t *testing.T, extra map[string][]byte) *mcpEnv {
 	t.Helper()
 	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
+	for name, dsl := range extra {
+		if err := os.WriteFile(filepath.Join(e.dir, name), dsl, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var errs []error
 	e.store, errs = OpenStore(e.dir, NewConfig(e.globals(t)))
 	t.Cleanup(e.store.Close)
@@ -137,6 +146,20 @@ func newMCPEnv(t *testing.T) *mcpEnv {
 		t.Fatalf("loading the test chains: %v", errs)
 	}
 	return e
+}
+
+// fixtureFiles reads chain files (file name -> DSL).
+func fixtureFiles(t *testing.T, paths ...string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = b
+	}
+	return out
 }
 
 // globals are the test chains' ${global.x} values.

@@ -269,20 +269,7 @@ func TestMCPErrorTextScrubbed(t *testing.T) {
 // the inner call is judged on its own (not by the outer request's Mcp-Name
 // header), and the chain it deploys is announced on the listen stream.
 func TestMCPSelfCallInsideAnMCPCall(t *testing.T) {
-	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
-	b, err := os.ReadFile(filepath.Join(conformanceFixtures, "test_trigger_tool_change.json"))
-	if err == nil {
-		err = os.WriteFile(filepath.Join(e.dir, "trigger.json"), b, 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errs []error
-	e.store, errs = OpenStore(e.dir, NewConfig(e.globals(t)))
-	t.Cleanup(e.store.Close)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	e := newMCPEnvWith(t, fixtureFiles(t, filepath.Join(conformanceFixtures, "test_trigger_tool_change.json")))
 	url := serveLoopback(t, Handler(Options{Store: e.store})) + "/mcp"
 	if r := toolsCall(t, url, "test_trigger_tool_change", nil, nil); r.text() != "The tool list changed." {
 		t.Fatalf("trigger: %v %v", r.result, r.err)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -118,16 +117,7 @@ func checkSDK2Report(t *testing.T, r sdkReport, asks bool) {
 func TestMCPOverHTTPWithSDK2(t *testing.T) {
 	needPeers(t)
 	peers.Need(t, filepath.Join(repoRoot, "test/peers/node_modules/@modelcontextprotocol/client/package.json"))
-	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
-	if err := os.WriteFile(filepath.Join(e.dir, "greet.json"), []byte(greetDSL("greet")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var errs []error
-	e.store, errs = OpenStore(e.dir, NewConfig(e.globals(t)))
-	t.Cleanup(e.store.Close)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	e := newMCPEnvWith(t, map[string][]byte{"greet.json": []byte(greetDSL("greet"))})
 	url := serveLoopback(t, Handler(Options{Store: e.store})) + "/mcp"
 	checkSDK2Report(t, runSDK2Client(t, "http", url, "--ask"), true)
 }
