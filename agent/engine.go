@@ -56,6 +56,8 @@ type Config struct {
 	// MaxConcurrentSubagents bounds the sub-agents a run has running at
 	// once; 0 means no limit.
 	MaxConcurrentSubagents int
+	// Approval says which tool calls need a person (nil: only form tools).
+	Approval *tools.ApprovalPolicy
 }
 
 // Agent runs ReAct loops. It is safe for concurrent runs; all run state is
@@ -114,6 +116,9 @@ type Output struct {
 	aspects.RunOutput
 	RunID    string
 	ThreadID string
+	// Pending are the calls of the caller's tools (Caller.Tools) the run
+	// left for the caller to answer; the run ended on them.
+	Pending []events.ToolCall
 }
 
 // Run error codes, in RUN_ERROR events and RunError.Code.
@@ -155,7 +160,12 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	st := events.NewStream(sink, in.ThreadID, in.RunID)
 	p := in.Point
 	p.RunID, p.ThreadID, p.Model = in.RunID, in.ThreadID, a.cfg.LLM.Model()
-	r := &run{agent: a, in: &in, stream: st, point: &p}
+	// The caller's tools and context are for this run only: whatever this
+	// run calls (rule chains, sub-agents, MCP) has this run as its caller.
+	// Usage adds up here and in every run above (a sub-agent's calls count
+	// in its parent's usage).
+	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx))}
+	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
 
 	defer func() {
 		if v := recover(); v != nil {
@@ -179,13 +189,25 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	a.cfg.Aspects.Completed(ctx, &p, res, err)
 	if err != nil {
 		err = r.classify(ctx, err)
-		st.Emit(events.Event{Type: events.RunError, Message: r.scrub(err.Error()), Code: err.(*RunError).Code, Usage: r.usageEvents()})
+		re := err.(*RunError)
+		if re.Code == CodeCancelled {
+			// AG-UI's own ending for a run stopped by whoever ran it: neither
+			// a success nor a failure of the agent.
+			st.Emit(events.Event{Type: events.RunFinished, Outcome: events.OutcomeCancelled, Usage: r.ledger.Entries(),
+				Meta: events.Meta{Step: r.point.Step, DurationMs: time.Since(start).Milliseconds()}})
+			return nil, err
+		}
+		st.Emit(events.Event{Type: events.RunError, Message: r.scrub(err.Error()), Code: re.Code, Usage: r.ledger.Entries()})
 		return nil, err
 	}
 	result, _ := json.Marshal(res.Content)
-	st.Emit(events.Event{Type: events.RunFinished, Result: result, Usage: r.usageEvents(),
+	pending := make([]string, len(r.pending))
+	for i, c := range r.pending {
+		pending[i] = c.ID
+	}
+	st.Emit(events.Event{Type: events.RunFinished, Result: result, Usage: r.ledger.Entries(), PendingToolCallIDs: pending,
 		Meta: events.Meta{Truncated: res.Truncated, Step: res.Steps, Model: res.Model, DurationMs: res.Duration.Milliseconds()}})
-	return &Output{RunOutput: *res, RunID: in.RunID, ThreadID: in.ThreadID}, nil
+	return &Output{RunOutput: *res, RunID: in.RunID, ThreadID: in.ThreadID, Pending: r.pending}, nil
 }
 
 var errRunTimeout = errors.New("the run took longer than its timeout")
@@ -239,13 +261,4 @@ func (r *run) scrub(s string) string {
 		return r.in.Scrubber.Scrub(s)
 	}
 	return s
-}
-
-func (r *run) usageEvents() []events.TokenUsage {
-	u := r.usage
-	if u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
-		return nil
-	}
-	return []events.TokenUsage{{Model: r.model, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
-		TotalTokens: u.TotalTokens, ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedTokens}}
 }

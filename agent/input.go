@@ -56,6 +56,8 @@ type wireMessage struct {
 	ToolCallID string          `json:"tool_call_id"`
 	ToolCallI2 string          `json:"toolCallId"`
 	Reasoning  string          `json:"reasoning_content"`
+	// SubagentRunID marks an AG-UI message a sub-agent produced.
+	SubagentRunID string `json:"subagentRunId"`
 }
 
 type wireToolCall struct {
@@ -91,6 +93,12 @@ func ParseMessages(raw []json.RawMessage) ([]events.Message, error) {
 		if err := json.Unmarshal(r, &w); err != nil {
 			return nil, fmt.Errorf("messages[%d]: %v", i, err)
 		}
+		if w.SubagentRunID != "" || w.Role == "activity" || w.Role == "reasoning" {
+			// An AG-UI client keeps what it was shown: sub-agents' messages,
+			// progress and reasoning. None of it is the conversation the
+			// model had; the answers that came of it are.
+			continue
+		}
 		m := events.Message{ID: w.ID, Role: events.Role(w.Role), Name: w.Name, ToolCallID: w.ToolCallID, Reasoning: w.Reasoning}
 		if m.ToolCallID == "" {
 			m.ToolCallID = w.ToolCallI2
@@ -115,6 +123,9 @@ func ParseMessages(raw []json.RawMessage) ([]events.Message, error) {
 			return nil, fmt.Errorf("messages[%d]: a tool message needs tool_call_id", i)
 		}
 		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf(`"messages" holds no conversation message (user, assistant, tool, system or developer)`)
 	}
 	return out, nil
 }

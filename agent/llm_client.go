@@ -31,6 +31,7 @@ type Client struct {
 type endpoint struct {
 	Endpoint
 	oa       openai.Client
+	provider string
 	stream   bodyPrefix
 	plain    bodyPrefix
 	breakerM sync.Mutex
@@ -96,7 +97,7 @@ func NewClient(cfg LLMConfig) (*Client, error) {
 		for k, v := range cfg.Headers {
 			opts = append(opts, option.WithHeader(k, v))
 		}
-		ep := &endpoint{Endpoint: e, oa: openai.Client{Options: opts}}
+		ep := &endpoint{Endpoint: e, oa: openai.Client{Options: opts}, provider: providerOf(e.URL)}
 		var err error
 		for _, stream := range []bool{true, false} {
 			fields, ferr := bodyFields(e.Model, params, stream)
@@ -150,6 +151,7 @@ func (c *Client) Complete(ctx context.Context, req *Request, stream bool, d Delt
 			turn, emitted, err := ep.call(ctx, req, stream, d)
 			if err == nil {
 				ep.succeeded()
+				turn.Provider = ep.provider
 				return turn, nil
 			}
 			lastErr = c.wrap(ep, err)

@@ -36,6 +36,8 @@ type Turn struct {
 	FinishReason string
 	Model        string
 	Usage        aspects.Usage
+	// Provider names who answered: the host of the endpoint's URL.
+	Provider string
 }
 
 // Stream decoding does not go through openai-go's typed decoder: it costs

@@ -3,12 +3,14 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -20,9 +22,16 @@ type run struct {
 	point  *aspects.Point
 	tools  *tools.Run
 
-	mu    sync.Mutex // guards usage and model (parallel sub-steps never race, but aspects may read)
-	usage aspects.Usage
+	mu    sync.Mutex // guards model (parallel sub-steps never race, but aspects may read)
 	model string
+
+	// caller is the application's part of the run (front-end tools,
+	// context), nil when there is none; pending are the calls of its tools
+	// the run ended on.
+	caller  *Caller
+	pending []events.ToolCall
+	// ledger adds up the run's usage, sub-agents included.
+	ledger *Ledger
 
 	// callIDs counts the tool-call ids used in the run: some servers reuse
 	// ids such as "call_0" every turn, which would make two calls of one
@@ -58,7 +67,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	cfg := &r.agent.cfg
 	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
 		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
-		MaxSubagents: cfg.MaxConcurrentSubagents}
+		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval}
 
 	conv := make([]events.Message, 0, len(input.Messages)+8)
 	if sp := r.systemPrompt(ctx, input.SystemPrompt); sp != "" {
@@ -68,7 +77,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	firstNew := len(conv)
 
 	out := &aspects.RunOutput{}
-	toolsJSON := cfg.Tools.ToolsJSON()
+	toolsJSON := r.caller.toolsJSON(cfg.Tools.ToolsJSON(), func(name string) bool { return cfg.Tools.Lookup(name) != nil })
 	for step := 1; ; step++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -93,8 +102,9 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 			}
 			break
 		}
-		results := r.callTools(ctx, turn)
-		for i, tc := range turn.ToolCalls {
+		own, theirs := r.splitCalls(turn)
+		results := r.callTools(ctx, own)
+		for i, tc := range own.ToolCalls {
 			m := events.Message{Role: events.RoleTool, ToolCallID: tc.ID, Content: results[i].Content}
 			if results[i].IsError {
 				m.Error = results[i].Kind
@@ -104,11 +114,19 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 			}
 			conv = append(conv, m)
 		}
-		out.ToolCalls += len(turn.ToolCalls)
+		out.ToolCalls += len(own.ToolCalls)
+		if len(theirs) > 0 {
+			// The caller runs these: the run ends here, and the caller's
+			// next request carries their results.
+			r.leavePending(turn, theirs)
+			out.Content, out.Reasoning = turn.Content, turn.Reasoning
+			break
+		}
 	}
 	out.Messages = conv[firstNew:]
+	out.Usage = r.ledger.Total()
 	r.mu.Lock()
-	out.Usage, out.Model = r.usage, r.model
+	out.Model = r.model
 	r.mu.Unlock()
 	if out.Model == "" {
 		out.Model = r.point.Model
@@ -116,16 +134,16 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	return out, nil
 }
 
-// systemPrompt joins the agent's prompt and what its tools add (skills).
+// systemPrompt joins the agent's prompt, what its tools add (skills) and
+// the context the caller gave.
 func (r *run) systemPrompt(ctx context.Context, own string) string {
-	extra := r.agent.cfg.Tools.SystemPrompt(ctx)
-	switch {
-	case extra == "":
-		return own
-	case own == "":
-		return extra
+	parts := make([]string, 0, 3)
+	for _, p := range []string{own, r.agent.cfg.Tools.SystemPrompt(ctx), r.caller.contextPrompt()} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
-	return own + "\n\n" + extra
+	return strings.Join(parts, "\n\n")
 }
 
 // turnResult is one LLM turn with the id of its assistant message.
@@ -150,6 +168,13 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	req := &aspects.LLMRequest{Messages: msgs}
 	if !final {
 		req.ToolNames = cfg.Tools.Names()
+		if r.caller != nil {
+			for _, t := range r.caller.Tools {
+				if cfg.Tools.Lookup(t.Name) == nil {
+					req.ToolNames = append(req.ToolNames, t.Name)
+				}
+			}
+		}
 	}
 	if err := cfg.Aspects.BeforeLLM(ctx, r.point, req); err != nil {
 		return nil, err
@@ -163,6 +188,9 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	t, err := cfg.LLM.Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
+		if ctx.Err() == nil {
+			metrics.LLMRequests.WithLabelValues(r.point.Model, "error").Inc()
+		}
 		return nil, err
 	}
 	if final {
@@ -191,12 +219,17 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	em.close()
 
 	r.mu.Lock()
-	r.usage.Add(t.Usage)
 	if t.Model != "" {
 		r.model = t.Model
 	}
+	model := r.model
 	r.mu.Unlock()
-	r.stream.Emit(events.Event{Type: events.StepFinished, StepName: stepName, Meta: events.Meta{Step: step, Model: t.Model}})
+	if model == "" {
+		model = r.point.Model
+	}
+	r.ledger.Add(t.Provider, model, t.Usage)
+	r.stream.Emit(events.Event{Type: events.StepFinished, StepName: stepName, Meta: events.Meta{Step: step, Model: t.Model,
+		InputTokens: t.Usage.PromptTokens, OutputTokens: t.Usage.CompletionTokens}})
 	return &turnResult{Turn: t, messageID: em.messageID, streamed: em.calls}, nil
 }
 
@@ -217,7 +250,48 @@ func (r *run) toolMeta(name string) events.Meta {
 	if e := r.agent.cfg.Tools.Lookup(name); e != nil {
 		return events.Meta{ToolType: e.Type, TargetID: e.TargetID}
 	}
+	if r.caller.has(name) {
+		return events.Meta{ToolType: ToolTypeClient}
+	}
 	return events.Meta{}
+}
+
+// ToolTypeClient is the event toolType of a call of a caller's tool.
+const ToolTypeClient = "client"
+
+// splitCalls separates the turn's calls the agent runs from those of the
+// caller's tools (the agent's own tools win a name clash).
+func (r *run) splitCalls(t *turnResult) (own *turnResult, theirs []events.ToolCall) {
+	if r.caller == nil || len(r.caller.Tools) == 0 {
+		return t, nil
+	}
+	mine := *t
+	mine.Turn = &Turn{}
+	*mine.Turn = *t.Turn
+	mine.ToolCalls = nil
+	for _, tc := range t.ToolCalls {
+		if r.agent.cfg.Tools.Lookup(tc.Name) == nil && r.caller.has(tc.Name) {
+			theirs = append(theirs, tc)
+		} else {
+			mine.ToolCalls = append(mine.ToolCalls, tc)
+		}
+	}
+	return &mine, theirs
+}
+
+// leavePending records the caller's calls the run ends on, announcing
+// those the LLM stream did not already announce.
+func (r *run) leavePending(t *turnResult, calls []events.ToolCall) {
+	for _, tc := range calls {
+		if !slices.Contains(t.streamed, tc.ID) {
+			r.stream.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: tc.ID, ToolCallName: tc.Name,
+				ParentMessageID: t.messageID, Meta: events.Meta{ToolType: ToolTypeClient}})
+			r.stream.Emit(events.Event{Type: events.ToolCallArgs, ToolCallID: tc.ID, Delta: tc.Arguments})
+			r.stream.Emit(events.Event{Type: events.ToolCallEnd, ToolCallID: tc.ID})
+		}
+	}
+	r.pending = append(r.pending, calls...)
+	r.caller.addPending(calls)
 }
 
 // plural is the "s" a count other than one takes.

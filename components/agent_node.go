@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/rulego/rulego"
@@ -17,6 +18,7 @@ import (
 	"github.com/rulego/rulego/engine"
 	"github.com/rulego/rulego/utils/el"
 	"github.com/rulego/rulego/utils/maps"
+	"github.com/rulego/rulego/utils/str"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/aspects"
@@ -88,6 +90,14 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	if err := maps.Map2Struct(configuration, &n.Config); err != nil {
 		return err
 	}
+	// RuleGo fills ${global.x} in the chain's own configuration only; the
+	// defaults of fields the chain leaves out are filled here the same way.
+	env := map[string]any{"global": rc.Properties.Values()}
+	for _, f := range []*string{&n.Config.URL, &n.Config.Key, &n.Config.Model} {
+		if strings.Contains(*f, "${global.") {
+			*f = str.ExecuteTemplate(*f, env)
+		}
+	}
 	p, err := n.Config.parse()
 	if err != nil {
 		return err
@@ -132,7 +142,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 		n.agent, err = agent.New(agent.Config{LLM: client, Tools: n.tools, Aspects: am, MaxStep: n.Config.MaxStep,
 			MaxToolOutputLength: n.Config.MaxToolOutputLength, ParallelToolCalls: n.Config.ParallelToolCalls,
 			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout,
-			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents})
+			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents, Approval: p.approval})
 	}
 	if err != nil {
 		n.tools.Close()

@@ -99,7 +99,11 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.OnMsgAndWait(msg, types.WithContext(cctx), types.WithOnEnd(func(rc types.RuleContext, m types.RuleMsg, err error, rel string) {
+		opts := []types.RuleContextOption{types.WithContext(cctx)}
+		if TraceFrom(ctx) {
+			opts = append(opts, types.WithDebugMode(true))
+		}
+		e.OnMsgAndWait(msg, append(opts, types.WithOnEnd(func(rc types.RuleContext, m types.RuleMsg, err error, rel string) {
 			if rel == types.Stream {
 				return
 			}
@@ -112,7 +116,7 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 				return
 			}
 			outs = append(outs, tools.ChainOutput{NodeID: rc.GetSelfId(), Data: m.GetData()})
-		}))
+		}))...)
 	}()
 	select {
 	case <-done:
@@ -153,4 +157,17 @@ func chainFailure(id string, m types.RuleMsg, err error) error {
 		}
 	}
 	return tools.Errorf(tools.ErrExecutionFailed, "chain %s failed: %s", id, msg)
+}
+
+type traceKey struct{}
+
+// WithTrace returns ctx asking for RuleGo's node trace (debug mode) of the
+// chains a run calls as tools, so that a live view (the server's WebSocket)
+// sees their nodes too.
+func WithTrace(ctx context.Context) context.Context { return context.WithValue(ctx, traceKey{}, true) }
+
+// TraceFrom reports whether ctx asks for the node trace.
+func TraceFrom(ctx context.Context) bool {
+	v, _ := ctx.Value(traceKey{}).(bool)
+	return v
 }

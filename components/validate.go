@@ -18,6 +18,23 @@ type Problem struct {
 	File string `json:"file"`
 	Path string `json:"path"`
 	Msg  string `json:"message"`
+	// Warning marks what RuleGo itself accepts (a node without an id, a
+	// call to a chain not deployed yet): the chain loads and runs, but
+	// something may not work as meant. Every other problem is an error:
+	// the chain would not load, or would fail every run.
+	Warning bool `json:"warning,omitempty"`
+}
+
+// Split separates errors from warnings, keeping their order.
+func Split(problems []Problem) (errs, warnings []Problem) {
+	for _, p := range problems {
+		if p.Warning {
+			warnings = append(warnings, p)
+		} else {
+			errs = append(errs, p)
+		}
+	}
+	return errs, warnings
 }
 
 func (p Problem) Error() string {
@@ -109,7 +126,10 @@ func Validate(files, context []ChainFile, known func(id string) bool) []Problem 
 			continue
 		}
 		if _, ok := ids[e.to]; !ok && (known == nil || !known(e.to)) {
-			problems = append(problems, Problem{File: e.file, Path: e.path, Msg: fmt.Sprintf("no chain %q among the files given or in the chains folder", e.to)})
+			// RuleGo resolves calls when they run: the chain loads, and the
+			// call fails until the target is deployed.
+			problems = append(problems, Problem{File: e.file, Path: e.path, Warning: true,
+				Msg: fmt.Sprintf("no chain %q among the files given or in the chains folder: calls to it fail until it is deployed", e.to)})
 		}
 	}
 	return append(problems, cycles(edges, reported)...)
@@ -154,11 +174,15 @@ func checkFile(f ChainFile) (*chainDef, []Problem) {
 	}
 	types := rulego.Registry.GetComponents()
 	seen := map[string]bool{}
-	for i, n := range nodes {
+	for i := range nodes {
+		n := &nodes[i]
 		p := fmt.Sprintf("metadata.nodes[%d]", i)
 		switch {
 		case n.ID == "":
-			add(p+".id", "missing")
+			// RuleGo names such a node after its index.
+			n.ID = fmt.Sprintf("node%d", i)
+			ps = append(ps, Problem{File: f.Path, Path: p + ".id", Warning: true,
+				Msg: fmt.Sprintf("missing: RuleGo names the node %q", n.ID)})
 		case seen[n.ID]:
 			add(p+".id", "duplicate node id %q", n.ID)
 		}

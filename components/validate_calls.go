@@ -80,7 +80,7 @@ func cycles(edges []edge, reported map[string]bool) []Problem {
 				at := slices.IndexFunc(cyc, func(c edge) bool { return reported[c.file] })
 				if !seenCycle[key] && at >= 0 {
 					seenCycle[key] = true
-					problems = append(problems, Problem{File: cyc[at].file, Path: cyc[at].path,
+					problems = append(problems, Problem{File: cyc[at].file, Path: cyc[at].path, Warning: true,
 						Msg: "chains call each other in a cycle: " + strings.Join(names, " -> ") + " (the call would be refused at run time)"})
 				}
 			}

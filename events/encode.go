@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -20,15 +21,16 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	case RunStarted:
 		b = field(b, "threadId", e.ThreadID)
 		b = field(b, "runId", e.RunID)
+		b = optField(b, "protocolVersion", e.ProtocolVersion)
 		b = optField(b, "parentRunId", e.ParentRunID)
 	case RunFinished:
 		b = field(b, "threadId", e.ThreadID)
 		b = field(b, "runId", e.RunID)
 		b = rawField(b, "result", e.Result)
-		if e.Outcome != "" {
-			b = append(b, `,"outcome":{"type":`...)
-			b = appendString(b, e.Outcome)
-			b = append(b, '}')
+		if e.Outcome == OutcomeInterrupt {
+			b = appendInterrupts(b, e.Interrupts)
+		} else {
+			b = appendOutcome(b, e.Outcome, e.PendingToolCallIDs)
 		}
 		b = appendUsage(b, e.Usage)
 	case RunError:
@@ -117,6 +119,8 @@ func (m *Meta) appendJSON(b []byte) []byte {
 	b = metaInt(b, n, "durationMs", m.DurationMs)
 	b = metaInt(b, n, "attempt", int64(m.Attempt))
 	b = metaInt(b, n, "status", int64(m.Status))
+	b = metaInt(b, n, "inputTokens", m.InputTokens)
+	b = metaInt(b, n, "outputTokens", m.OutputTokens)
 	b = metaBool(b, n, "isError", m.IsError)
 	b = metaBool(b, n, "truncated", m.Truncated)
 	b = metaBool(b, n, "argsRewritten", m.ArgsRewritten)
@@ -183,6 +187,42 @@ func rawFieldOr(b []byte, key string, v []byte, def string) []byte {
 		v = []byte(def)
 	}
 	return rawField(b, key, v)
+}
+
+// appendOutcome writes a RUN_FINISHED outcome: none for a plain success,
+// success with the pending front-end tool calls, or another outcome type.
+func appendOutcome(b []byte, outcome string, pending []string) []byte {
+	if outcome == "" && len(pending) == 0 {
+		return b
+	}
+	if outcome == "" {
+		outcome = OutcomeSuccess
+	}
+	b = append(b, `,"outcome":{"type":`...)
+	b = appendString(b, outcome)
+	if len(pending) > 0 && outcome == OutcomeSuccess {
+		b = append(b, `,"pendingToolCallIds":[`...)
+		for i, id := range pending {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, id)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendInterrupts writes an interrupt outcome (a rare event: encoded with
+// encoding/json).
+func appendInterrupts(b []byte, ins []Interrupt) []byte {
+	list, err := json.Marshal(ins)
+	if err != nil || len(ins) == 0 {
+		list = []byte("[]")
+	}
+	b = append(b, `,"outcome":{"type":"interrupt","interrupts":`...)
+	b = append(b, list...)
+	return append(b, '}')
 }
 
 func appendUsage(b []byte, us []TokenUsage) []byte {

@@ -53,7 +53,32 @@ var (
 	}, []string{"tool"})
 )
 
+// Server collectors: runs of whole chains as the server starts them, and
+// what is open right now.
+var (
+	// ChainRuns counts chain runs by chain, source (run, agui, openai, mcp,
+	// cli) and outcome (success, error, cancelled).
+	ChainRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_chain_runs_total", Help: "Chain runs by chain, source and outcome.",
+	}, []string{"chain", "source", "outcome"})
+	// ChainRunDuration observes chain run durations by chain.
+	ChainRunDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "ruleagent_chain_run_duration_seconds", Help: "Chain run duration by chain.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
+	}, []string{"chain"})
+	// ActiveRuns is the number of chain runs in progress.
+	ActiveRuns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "ruleagent_active_runs", Help: "Chain runs in progress.",
+	})
+	// ActiveStreams is the number of open event streams by kind (sse,
+	// websocket).
+	ActiveStreams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "ruleagent_active_streams", Help: "Open event streams by kind (sse, websocket).",
+	}, []string{"kind"})
+)
+
 func init() {
+	Registry.MustRegister(ChainRuns, ChainRunDuration, ActiveRuns, ActiveStreams)
 	Registry.MustRegister(Runs, RunDuration, LLMRequests, Tokens, Chunks, ToolCalls, ToolDuration, ToolOutputBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }

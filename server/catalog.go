@@ -2,7 +2,10 @@ package server
 
 import (
 	"encoding/json"
-	"slices"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/ruleagent/ruleagent/components"
 )
@@ -20,7 +23,32 @@ type ChainInfo struct {
 	MCP bool `json:"mcp,omitempty"`
 	// InputSchema is additionalInfo.inputSchema, when given.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// File is the chain's file in the chains folder, if it has one.
+	File string `json:"file,omitempty"`
+	// Error says why the chain's file failed to (re)load; a deployed chain
+	// keeps running the version it had.
+	Error string `json:"error,omitempty"`
+	// Deployed is false for a chain file that failed to load and has no
+	// running version (in the chains API list only).
+	Deployed bool `json:"deployed"`
+	// Endpoints are the endpoints the chain declares and runs.
+	Endpoints []EndpointInfo `json:"endpoints,omitempty"`
+	// Warnings are what validation found that does not refuse the chain
+	// (answers of PUT only).
+	Warnings []Problem `json:"warnings,omitempty"`
 }
+
+// chainIDOfFile names a chain file that could not be read for its id.
+func chainIDOfFile(path string) string {
+	if dsl, err := os.ReadFile(path); err == nil {
+		if id, err := ChainID(dsl); err == nil && id != "" {
+			return id
+		}
+	}
+	return strings.TrimSuffix(filepath.Base(path), ".json")
+}
+
+func quote(s string) string { return strconv.Quote(s) }
 
 // chainDoc is the part of a chain's DSL the catalog reads.
 type chainDoc struct {
@@ -68,38 +96,53 @@ func Describe(dsl []byte) (ChainInfo, error) {
 	return info, nil
 }
 
-// List describes every deployed chain, sorted by id.
+// List describes every deployed chain, sorted by id. A chain whose file
+// was changed into something that does not load carries the error (it
+// keeps running its last good version).
 func (s *Store) List() []ChainInfo {
 	var out []ChainInfo
-	s.pool.Range(func(key, value any) bool {
-		id, _ := key.(string)
-		if e, ok := s.pool.Get(id); ok && e.Id() == id {
-			if info, err := Describe(e.DSL()); err == nil {
-				info.ID = id
-				out = append(out, info)
-			}
+	for _, id := range s.pool.IDs() {
+		dsl, ok := s.DSL(id)
+		if !ok {
+			continue
 		}
-		return true
-	})
-	slices.SortFunc(out, func(a, b ChainInfo) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
+		info, err := Describe(dsl)
+		if err != nil {
+			continue
 		}
-		return 0
-	})
+		info.ID = id
+		info.Endpoints = s.Endpoints(id)
+		s.mu.Lock()
+		info.File = s.files[id]
+		if err := s.broken[info.File]; err != nil && info.File != "" {
+			info.Error = err.Error()
+		}
+		s.mu.Unlock()
+		out = append(out, info)
+	}
 	return out
 }
 
-// DSL returns a deployed chain's definition.
+// Broken lists the chain files that failed to load, by path, with why.
+func (s *Store) Broken() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.broken))
+	for p, err := range s.broken {
+		out[p] = err.Error()
+	}
+	return out
+}
+
+// DSL returns a deployed chain's definition, exactly as it was deployed.
 func (s *Store) DSL(id string) ([]byte, bool) {
-	e, ok := s.pool.Get(id)
-	if !ok {
+	if _, ok := s.pool.Get(id); !ok {
 		return nil, false
 	}
-	return e.DSL(), true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dsl, ok := s.source[id]
+	return dsl, ok
 }
 
 // File returns the file a chain was loaded from, if any.

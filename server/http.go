@@ -1,12 +1,16 @@
 package server
 
 import (
+	"bufio"
 	"crypto/subtle"
+	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
-	"github.com/ruleagent/ruleagent/metrics"
+	"github.com/ruleagent/ruleagent/server/sse"
 )
 
 // Options configure the HTTP server.
@@ -14,22 +18,52 @@ type Options struct {
 	// Store holds the deployed chains.
 	Store *Store
 	// Token, when set, is required as "Authorization: Bearer <token>" on
-	// every route but /healthz.
+	// every route but /healthz (the WebSocket also takes ?token=, since
+	// browsers cannot set headers on one).
 	Token string
+	// CORSOrigins are the browser origins allowed to call the API from
+	// another origin ("*" for any). None by default: CORS is off.
+	CORSOrigins []string
+	// MaxBodyBytes bounds request bodies; DefaultMaxBody when zero.
+	MaxBodyBytes int64
+	// Heartbeat is the quiet time after which an event stream gets a
+	// comment line; sse.DefaultHeartbeat when zero.
+	Heartbeat time.Duration
+	// HideToolActivity turns off, by default for every request, the
+	// readable tool activity in /v1/chat/completions answers (a request
+	// may still ask for it).
+	HideToolActivity bool
+	// Logger receives one line per request and what goes wrong; slog's
+	// default when nil.
+	Logger *slog.Logger
+	// Health adds fields to /healthz (for example the sandbox state).
+	Health func() map[string]any
+}
+
+// DefaultMaxBody is the default request body limit: a chain, or a long
+// conversation with images, fits.
+const DefaultMaxBody = 16 << 20
+
+func (o *Options) defaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBody
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = sse.DefaultHeartbeat
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 }
 
 // Handler returns the HTTP API.
 func Handler(o Options) http.Handler {
+	o.defaults()
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}`))
-	})
-	mux.Handle("GET /metrics", metrics.Handler())
-	for pattern, h := range o.extraRoutes() {
+	for pattern, h := range o.routes() {
 		mux.Handle(pattern, h)
 	}
-	return o.auth(mux)
+	return o.logRequests(o.cors(o.auth(o.limitBody(mux))))
 }
 
 // auth enforces the bearer token, when one is set.
@@ -38,18 +72,134 @@ func (o Options) auth(next http.Handler) http.Handler {
 		return next
 	}
 	want := []byte("Bearer " + o.Token)
+	wantQuery := []byte(o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" {
+		if r.URL.Path == "/healthz" || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		ok := subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
+		if !ok && r.URL.Path == "/api/v1/ws" {
+			ok = subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), wantQuery) == 1
+		}
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ruleagent"`)
-			http.Error(w, `{"error":"missing or wrong bearer token"}`, http.StatusUnauthorized)
+			if isOpenAIPath(r.URL.Path) {
+				writeOpenAIError(w, http.StatusUnauthorized, "missing or wrong bearer token", "invalid_request_error", "invalid_api_key")
+				return
+			}
+			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// cors answers cross-origin requests from the configured origins only.
+func (o Options) cors(next http.Handler) http.Handler {
+	if len(o.CORSOrigins) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && o.originAllowed(origin) {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", "X-Run-Id, X-Thread-Id, Mcp-Session-Id")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed reports whether a browser page from origin may call the API.
+func (o Options) originAllowed(origin string) bool {
+	return slices.Contains(o.CORSOrigins, "*") || slices.ContainsFunc(o.CORSOrigins, func(a string) bool {
+		return strings.EqualFold(strings.TrimSuffix(a, "/"), origin)
+	})
+}
+
+// limitBody refuses bodies larger than MaxBodyBytes (413 once read past).
+func (o Options) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > o.MaxBodyBytes {
+			writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the server's limit")
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, o.MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// logRequests logs each request once it is answered, with the run it
+// started (X-Run-Id), at debug level for the noisy health and metrics
+// probes.
+func (o Options) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		level := slog.LevelInfo
+		if r.URL.Path == "/healthz" || r.URL.Path == "/metrics" {
+			level = slog.LevelDebug
+		}
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status()), slog.Duration("duration", time.Since(start))}
+		if id := w.Header().Get("X-Run-Id"); id != "" {
+			attrs = append(attrs, slog.String("run", id))
+		}
+		o.Logger.LogAttrs(r.Context(), level, "http", attrs...)
+	})
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush implements http.Flusher, for handlers that assert it (mcp-go).
+func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Hijack implements http.Hijacker, for the WebSocket upgrade.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if w.code == 0 {
+		w.code = http.StatusSwitchingProtocols
+	}
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // IsLoopback reports whether addr (host:port) binds only the loopback

@@ -1,29 +1,87 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/ruleagent/ruleagent/editor"
+	"github.com/ruleagent/ruleagent/metrics"
 )
 
-// extraRoutes are the routes beyond health and metrics, by pattern.
-func (o Options) extraRoutes() map[string]http.Handler {
+// routes is the route table of the API (see README, "HTTP API").
+func (o Options) routes() map[string]http.Handler {
 	routes := map[string]http.Handler{
-		"GET /{$}": editor.Handler(),
+		"/":                      fallback(editor.Handler()),
+		"GET /healthz":           http.HandlerFunc(o.health),
+		"GET /metrics":           metrics.Handler(),
+		"GET /api/v1/components": http.HandlerFunc(serveComponents),
 	}
-	if o.Store != nil {
-		// Every method: POST carries messages, GET listens, DELETE ends a
-		// session.
-		routes["/mcp"] = o.Store.MCPHTTP()
-		routes["GET /api/v1/chains"] = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			list := o.Store.List()
-			if list == nil {
-				list = []ChainInfo{}
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(list)
-		})
+	s := o.Store
+	if s == nil {
+		return routes
 	}
+	chains := chainsAPI{s: s}
+	run := runsAPI{s: s, heartbeat: o.Heartbeat}
+	agui := aguiAPI{s: s, heartbeat: o.Heartbeat}
+	oai := openaiAPI{s: s, heartbeat: o.Heartbeat, activity: !o.HideToolActivity}
+	add := func(pattern string, h http.HandlerFunc) { routes[pattern] = h }
+
+	// Every method: POST carries messages, GET listens, DELETE ends a
+	// session.
+	routes["/mcp"] = s.MCPHTTP()
+	add("GET /api/v1/chains", chains.list)
+	add("GET /api/v1/chains/{id}", chains.get)
+	add("PUT /api/v1/chains/{id}", chains.put)
+	add("DELETE /api/v1/chains/{id}", chains.del)
+	add("POST /api/v1/chains/{id}/run", run.run)
+	add("POST /api/v1/chains/{id}/agui", agui.run)
+	add("GET /api/v1/runs", run.list)
+	add("POST /api/v1/runs/{runId}/cancel", run.cancel)
+	add("POST /api/v1/runs/{runId}/resume", run.resume)
+	add("POST /api/v1/tools/mcp/discover", s.discoverMCP)
+	add("POST /v1/chat/completions", oai.chat)
+	add("GET /v1/models", oai.models)
+	add("GET /v1/models/{model}", oai.model)
+	routes["GET /api/v1/ws"] = s.live.Handler(func(origin string) bool { return o.originAllowed(origin) })
 	return routes
+}
+
+// health answers GET /healthz.
+func (o Options) health(w http.ResponseWriter, _ *http.Request) {
+	body := map[string]any{"status": "ok"}
+	if o.Store != nil {
+		body["chains"] = len(o.Store.pool.IDs())
+		body["activeRuns"] = o.Store.runs.Active()
+	}
+	if o.Health != nil {
+		for k, v := range o.Health() {
+			body[k] = v
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// fallback answers what no route matched: unknown API routes with a JSON
+// 404 in their API's shape, other GETs with the editor's files.
+func fallback(ui http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/api/"):
+			notFound(w, r)
+		case isOpenAIPath(r.URL.Path):
+			openAINotFound(w, r)
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			ui.ServeHTTP(w, r)
+		default:
+			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+		}
+	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path+" (see the API reference in README.md)")
+}
+
+func openAINotFound(w http.ResponseWriter, r *http.Request) {
+	writeOpenAIError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path, "invalid_request_error", "unknown_url")
 }

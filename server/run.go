@@ -1,18 +1,177 @@
 package server
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/rulego/rulego/api/types"
 
+	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
 )
 
-// Result is the end of a chain run.
+// ErrNoChain reports a chain id with nothing deployed.
+var ErrNoChain = errors.New("no such chain")
+
+// RunRequest is one run of a chain.
+type RunRequest struct {
+	ChainID string
+	// Input is the message data: text, or JSON such as {"messages": [...]}
+	// (see agent.ParseInput). JSON objects are sent with data type JSON.
+	Input    string
+	Metadata map[string]string
+	// ThreadID and RunID identify the run; empty ones are generated.
+	ThreadID string
+	RunID    string
+	// MsgType is the message type ("CHAT" when empty), for chains that
+	// route on it (msgTypeSwitch).
+	MsgType string
+	// Source says where the run came from (run, agui, openai, mcp, cli);
+	// it is shown in the runs list.
+	Source string
+	// Caller carries front-end tools, context and state to the chain's
+	// agents (nil for none).
+	Caller *agent.Caller
+	// Sink receives the run's events, framed as one AG-UI run (nil for
+	// none): see Store.Run.
+	Sink events.Sink
+	// Interruptible says the caller can answer interrupts (AG-UI resume,
+	// POST /api/v1/runs/{id}/resume): a tool call that needs a person
+	// pauses the run instead of being refused.
+	Interruptible bool
+}
+
+// RunResult is how a run ended.
+type RunResult struct {
+	RunID    string
+	ThreadID string
+	// Msg is the chain's final message: the answer in its data, usage and
+	// run ids in its metadata. It is zero when the run ended without one.
+	Msg      types.RuleMsg
+	Relation string
+	// Outcome is success, cancelled or error.
+	Outcome string
+	// Error and ErrorCode describe a failed run (secrets scrubbed).
+	Error     string
+	ErrorCode string
+	// Pending are the front-end tool calls the run ended on.
+	Pending []events.ToolCall
+	// Usage is the run's token usage per provider and model, sub-agents
+	// included.
+	Usage []events.TokenUsage
+	// Interrupts are what the run waits for when Outcome is interrupt: it
+	// goes on once they are answered (Store.Resume).
+	Interrupts []events.Interrupt
+	// Ends are every end of the chain, in the order they happened, when
+	// it ended more than once (a chain with branches); Msg is the one that
+	// decides the outcome.
+	Ends []RunEnd
+}
+
+// RunEnd is one end of a chain run.
+type RunEnd struct {
+	Msg      types.RuleMsg
+	Relation string
+	Error    string
+}
+
+// Run outcomes.
+const (
+	OutcomeSuccess   = "success"
+	OutcomeCancelled = "cancelled"
+	OutcomeError     = "error"
+	// OutcomeInterrupt: the run is paused, waiting for Interrupts.
+	OutcomeInterrupt = "interrupt"
+)
+
+// Run runs a chain once and waits for it to end. The run is listed in
+// Runs() while it goes on, and Runs().Cancel stops it.
+//
+// Its events reach req.Sink framed as one AG-UI run, whatever the chain
+// holds: RUN_STARTED (with the request's thread and run ids) first; then
+// the events of its agent nodes (their own RUN_STARTED/FINISHED/ERROR are
+// folded into the frame); then exactly one terminal event decided by how
+// the chain ended: RUN_FINISHED with the final message as result (outcome
+// success, with pendingToolCallIds when front-end tool calls wait), RUN_ERROR
+// when it ended in Failure, or RUN_FINISHED outcome cancelled when it was
+// cancelled (Runs().Cancel, the caller's context, the server stopping).
+// Usage covers every agent of the chain and their sub-agents.
+//
+// A chain that fails returns its result with a non-nil error.
+func (s *Store) Run(ctx context.Context, req RunRequest) (RunResult, error) {
+	if req.RunID == "" {
+		req.RunID = agent.NewID("run-")
+	}
+	if req.ThreadID == "" {
+		req.ThreadID = agent.NewID("thread-")
+	}
+	res := RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
+	e, ok := s.Engine(req.ChainID)
+	if !ok {
+		return res, fmt.Errorf("%w: %q", ErrNoChain, req.ChainID)
+	}
+	st, err := s.startRun(ctx, e, req)
+	if err != nil {
+		return res, err
+	}
+	return st.segment(ctx, req.Sink, req.ThreadID, req.RunID)
+}
+
+// RunFailure is the error of a run that did not succeed. Message is safe
+// to show (secrets scrubbed); Err is the underlying error, for errors.As
+// (an *agent.LLMError, context.Canceled, ...).
+type RunFailure struct {
+	Outcome string // cancelled or error
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *RunFailure) Error() string { return e.Message }
+
+func (e *RunFailure) Unwrap() error { return e.Err }
+
+// newMessage builds the chain's input message: the request's metadata,
+// plus runId, threadId, and the caller's state as JSON under "state".
+func (s *Store) newMessage(req RunRequest) types.RuleMsg {
+	meta := types.NewMetadata()
+	for k, v := range req.Metadata {
+		meta.PutValue(k, v)
+	}
+	meta.PutValue("runId", req.RunID)
+	meta.PutValue("threadId", req.ThreadID)
+	if req.Caller != nil && len(req.Caller.State) > 0 && string(req.Caller.State) != "null" {
+		meta.PutValue("state", string(req.Caller.State))
+	}
+	dt := types.TEXT
+	if t := strings.TrimSpace(req.Input); strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && json.Valid([]byte(t)) {
+		dt = types.JSON
+	}
+	return types.NewMsg(0, cmp.Or(req.MsgType, "CHAT"), dt, meta, req.Input)
+}
+
+// resultJSON is RUN_FINISHED's result: the final message's data as JSON
+// when it is JSON, else as a JSON string.
+func resultJSON(m types.RuleMsg) json.RawMessage {
+	if m.Data == nil {
+		return nil
+	}
+	d := m.GetData()
+	if m.DataType == types.JSON && json.Valid([]byte(d)) {
+		return json.RawMessage(d)
+	}
+	b, _ := json.Marshal(d)
+	return b
+}
+
+func nowMillis() int64 { return time.Now().UnixMilli() }
+
+// Result is the end of a chain run (see RunChain).
 type Result struct {
 	// Msg is the final message: the answer in its data, usage and run ids
 	// in its metadata.
@@ -21,60 +180,13 @@ type Result struct {
 	Relation string
 }
 
-// ErrNoChain reports a chain id with nothing deployed.
-var ErrNoChain = errors.New("no such chain")
-
 // RunChain runs chain id once with input as message data (JSON when it
 // looks like a JSON object) and metadata md, streaming the run's events to
 // sink (which may be nil). It waits for the chain to end. A chain that ends
-// in Failure returns its message with the error.
+// in Failure returns its message with the error. md's runId and threadId,
+// when given, name the run.
 func (s *Store) RunChain(ctx context.Context, id string, input string, md map[string]string, sink events.Sink) (Result, error) {
-	e, ok := s.Engine(id)
-	if !ok {
-		return Result{}, fmt.Errorf("%w: %q", ErrNoChain, id)
-	}
-	meta := types.NewMetadata()
-	for k, v := range md {
-		meta.PutValue(k, v)
-	}
-	dt := types.TEXT
-	if t := strings.TrimSpace(input); strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
-		dt = types.JSON
-	}
-	msg := types.NewMsg(0, "CHAT", dt, meta, input)
-	if sink != nil {
-		ctx = events.WithSink(ctx, sink)
-	}
-	var (
-		mu     sync.Mutex
-		res    Result
-		runErr error
-		ended  bool
-	)
-	e.OnMsgAndWait(msg, types.WithContext(ctx), types.WithOnEnd(func(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
-		if rel == types.Stream {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		// Several ends (a chain with branches): a failure wins, then the
-		// last success.
-		if err != nil && runErr == nil {
-			runErr, res = err, Result{Msg: m, Relation: rel}
-		}
-		if runErr == nil {
-			res = Result{Msg: m, Relation: rel}
-		}
-		ended = true
-	}))
-	if runErr != nil {
-		return res, runErr
-	}
-	if !ended {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		return res, errors.New("the chain ended without a result")
-	}
-	return res, nil
+	res, err := s.Run(ctx, RunRequest{ChainID: id, Input: input, Metadata: md, ThreadID: md["threadId"],
+		RunID: md["runId"], Source: md["source"], Sink: sink})
+	return Result{Msg: res.Msg, Relation: res.Relation}, err
 }

@@ -21,6 +21,9 @@ type Problem struct {
 	// "" when the problem is the whole chain (the engine refused to build it).
 	Path    string `json:"path"`
 	Message string `json:"message"`
+	// Warning marks what RuleGo accepts but may not work as meant (see
+	// components.Problem); warnings never refuse a chain.
+	Warning bool `json:"warning,omitempty"`
 }
 
 // InvalidChainError refuses chain DSL, listing every problem found. It
@@ -28,6 +31,8 @@ type Problem struct {
 type InvalidChainError struct {
 	ID       string
 	Problems []Problem
+	// Warnings found beside the errors.
+	Warnings []Problem
 }
 
 func (e *InvalidChainError) Error() string {
@@ -55,45 +60,55 @@ func (e *InvalidChainError) Unwrap() error { return ErrInvalidChain }
 func (s *Store) Save(id string, dsl []byte) (ChainInfo, error) {
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
-	id, dsl, problems := s.validate(id, dsl)
-	if len(problems) > 0 {
-		return ChainInfo{}, &InvalidChainError{ID: id, Problems: problems}
+	path := ""
+	if s.dir != "" && id != "" {
+		path = s.fileFor(id)
 	}
-	if _, err := s.Deploy(dsl, id); err != nil {
-		return ChainInfo{}, &InvalidChainError{ID: id, Problems: []Problem{{Message: err.Error()}}}
+	id, dsl, problems, warnings := s.validate(id, dsl, path, false)
+	if len(problems) > 0 {
+		return ChainInfo{}, &InvalidChainError{ID: id, Problems: problems, Warnings: warnings}
+	}
+	if err := s.deploy(id, dsl); err != nil {
+		return ChainInfo{}, &InvalidChainError{ID: id, Problems: []Problem{{Message: err.Error()}}, Warnings: warnings}
 	}
 	info, err := Describe(dsl)
 	if err != nil {
 		return ChainInfo{}, err
 	}
-	info.ID = id
+	info.ID, info.Warnings = id, warnings
 	if s.dir == "" {
 		return info, nil
 	}
-	path := s.fileFor(id)
+	path = s.fileFor(id)
+	s.watch.expect(path, dsl)
 	if err := writeFileAtomic(path, dsl); err != nil {
 		return info, fmt.Errorf("chain %q runs, but saving it failed: %w", id, ChainFile{Path: path, Err: err})
 	}
 	s.mu.Lock()
 	s.files[id] = path
+	delete(s.broken, path)
 	s.mu.Unlock()
+	info.File = path
 	return info, nil
 }
 
-// validate is the one place chain DSL is checked before it is deployed. It
-// returns the chain's id and its DSL, with ruleChain.id filled in when the
-// DSL had none, and every problem found.
-func (s *Store) validate(id string, dsl []byte) (string, []byte, []Problem) {
+// validate is the one place chain DSL is checked before it is deployed,
+// whether it comes from the API (Save), the MCP server or a file in the
+// folder (loading and watching). It returns the chain's id and its DSL,
+// with ruleChain.id filled in when the DSL had none, and every problem
+// found, errors apart from warnings. path is the file the chain is saved
+// to (API) or read from (fromFile); it may be empty.
+func (s *Store) validate(id string, dsl []byte, path string, fromFile bool) (string, []byte, []Problem, []Problem) {
 	var doc struct {
 		RuleChain *struct {
 			ID *string `json:"id"`
 		} `json:"ruleChain"`
 	}
 	if err := json.Unmarshal(dsl, &doc); err != nil {
-		return id, dsl, []Problem{{Message: "not chain JSON: " + err.Error()}}
+		return id, dsl, []Problem{{Message: "not chain JSON: " + err.Error()}}, nil
 	}
 	if doc.RuleChain == nil {
-		return id, dsl, []Problem{{Path: "ruleChain", Message: "missing"}}
+		return id, dsl, []Problem{{Path: "ruleChain", Message: "missing"}}, nil
 	}
 	var problems []Problem
 	own := ""
@@ -113,29 +128,39 @@ func (s *Store) validate(id string, dsl []byte) (string, []byte, []Problem) {
 	default:
 		id = own
 	}
-	if id != "" && !fileSafeID(id) {
-		problems = append(problems, Problem{Path: "ruleChain.id", Message: fmt.Sprintf("%q cannot name a chain file: use no slash, no leading dot and no control character", id)})
+	// An id the API saves names its file; a file in the folder already has
+	// its name, so its id may be anything RuleGo accepts.
+	if id != "" && !fromFile && !fileSafeID(id) {
+		problems = append(problems, Problem{Path: "ruleChain.id", Message: fmt.Sprintf("%q cannot name a chain file: use letters, digits, '-', '_' and '.', with no leading dot", id)})
 	}
+	var warnings []Problem
 	if len(problems) == 0 {
-		problems = s.staticProblems(id, dsl)
+		problems, warnings = s.staticProblems(id, dsl)
+		eps, _, err := s.endpointDefs(id, dsl)
+		if err != nil {
+			problems = append(problems, Problem{Path: "metadata.endpoints", Message: err.Error()})
+		}
+		problems = append(problems, s.epPolicy.check(eps)...)
 	}
-	if id != "" && s.dir != "" {
-		path := s.fileFor(id)
+	if id != "" && path != "" {
 		s.mu.Lock()
 		for other, f := range s.files {
-			if f == path && other != id {
+			switch {
+			case fromFile && other == id && f != path:
+				problems = append(problems, Problem{Path: "ruleChain.id", Message: fmt.Sprintf("chain %q is already deployed from %s", id, f)})
+			case !fromFile && f == path && other != id:
 				problems = append(problems, Problem{Path: "ruleChain.id", Message: fmt.Sprintf("%s already holds chain %q", path, other)})
 			}
 		}
 		s.mu.Unlock()
 	}
-	return id, dsl, problems
+	return id, dsl, problems, warnings
 }
 
 // staticProblems runs the checks of "ruleagent validate" on chain id's DSL,
-// with the other deployed chains as context: what it calls must exist, and
-// no call cycle may appear.
-func (s *Store) staticProblems(id string, dsl []byte) []Problem {
+// with the other deployed chains (and, while the folder loads, its files)
+// as context: what it calls should exist, and no call cycle may appear.
+func (s *Store) staticProblems(id string, dsl []byte) (errs, warnings []Problem) {
 	var others []components.ChainFile
 	for _, info := range s.List() {
 		if info.ID == id {
@@ -145,23 +170,41 @@ func (s *Store) staticProblems(id string, dsl []byte) []Problem {
 			others = append(others, components.ChainFile{Path: info.ID + ".json", DSL: other})
 		}
 	}
+	s.mu.Lock()
+	others = append(others, s.loading...)
+	s.mu.Unlock()
 	deployed := func(target string) bool {
 		_, ok := s.pool.Get(target)
 		return ok
 	}
-	var problems []Problem
 	for _, p := range components.Validate([]components.ChainFile{{Path: id + ".json", DSL: dsl}}, others, deployed) {
-		problems = append(problems, Problem{Path: p.Path, Message: p.Msg})
+		sp := Problem{Path: p.Path, Message: p.Msg, Warning: p.Warning}
+		if p.Warning {
+			warnings = append(warnings, sp)
+		} else {
+			errs = append(errs, sp)
+		}
 	}
-	return problems
+	return errs, warnings
 }
 
-// fileSafeID reports whether id can be a file name in the chains folder.
+// fileSafeID reports whether id can be a chain id and a file name in the
+// chains folder: letters, digits, '-', '_' and '.', not starting with a dot,
+// at most 128 characters. Path separators, "..", spaces, control and
+// shell characters are refused, so an id can never reach outside the
+// folder or name a hidden file.
 func fileSafeID(id string) bool {
-	if strings.HasPrefix(id, ".") || strings.ContainsAny(id, `/\`) {
+	if id == "" || len(id) > 128 || strings.HasPrefix(id, ".") {
 		return false
 	}
-	return !strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // fileFor is the file chain id is saved to.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,24 +16,53 @@ import (
 	"sync"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
-	"github.com/ruleagent/ruleagent/components"
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
+
+	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/server/live"
+	"github.com/ruleagent/ruleagent/server/runs"
 )
 
-// Store keeps a folder of chain files deployed in a private engine pool.
+// Store keeps a folder of chain files deployed in a private engine pool,
+// and the runs in progress on them.
 type Store struct {
 	dir  string
-	pool *rulego.RuleGo
+	pool *chainPool
 	cfg  types.Config
+	log  *slog.Logger
 
-	mu       sync.Mutex
-	files    map[string]string // chain id -> file
+	// runs are the runs in progress; live fans their events and the node
+	// trace out to WebSocket clients.
+	runs *runs.Registry
+	live *live.Hub
+	// interrupts finds the paused run an answer is for.
+	interrupts interruptIndex
+
+	mu    sync.Mutex
+	files map[string]string // chain id -> file
+	// source is each deployed chain's DSL exactly as it was given (RuleGo's
+	// engine re-encodes its definition, dropping what it does not know).
+	source map[string][]byte
+	// loading holds the folder's files while OpenStore deploys them, so
+	// that a chain may call one that loads after it.
+	loading []components.ChainFile
+	// broken are the chain files that failed to load or reload, by path:
+	// the running version (if any) stays, and the chains API reports it.
+	broken   map[string]error
 	watchers map[int]func(id string)
 	watchSeq int
+	watch    *folderWatch
 
-	// saveMu orders saves, so that the deployed chain and its file agree.
+	// saveMu orders deploys (API saves, watched files, deletes), so that
+	// the deployed chain and its file agree.
 	saveMu sync.Mutex
+
+	// endpoints are the endpoints each chain declared and the store
+	// started (see endpoints.go), under the endpoint policy.
+	epMu      sync.Mutex
+	endpoints map[string][]runningEndpoint
+	epPolicy  EndpointPolicy
 
 	// mcp is the MCP server over this store (see NewMCPServer); mcpHTTP is
 	// its streamable HTTP transport, made on first use.
@@ -59,68 +89,168 @@ type ChainFile struct {
 
 func (c ChainFile) Error() string { return c.Path + ": " + c.Err.Error() }
 
-// OpenStore deploys every *.json chain under dir (recursively, in lexical
-// order). Files that fail are reported and skipped; the others still run.
-// dir may be empty for a store of explicitly loaded files only.
+func (c ChainFile) Unwrap() error { return c.Err }
+
+// StoreOptions configure a store beyond its RuleGo configuration.
+type StoreOptions struct {
+	// EndpointPolicy bounds the endpoints chains may declare and start.
+	EndpointPolicy EndpointPolicy
+	// Logger receives reloads, broken files and runs; slog's default when nil.
+	Logger *slog.Logger
+}
+
+// OpenStore is OpenStoreWith with default options.
+func OpenStore(dir string, cfg types.Config) (*Store, []error) {
+	return OpenStoreWith(dir, cfg, StoreOptions{})
+}
+
+// OpenStoreWith deploys every *.json chain under dir (recursively, in
+// lexical order). Files that fail are reported and skipped; the others
+// still run. dir may be empty for a store of explicitly loaded files only.
+// The folder is not watched until Watch is called.
 //
 // Before any chain loads, it builds the store's MCP server (Store.MCP) and
 // registers it in the chains' configuration under components.SelfMCPUDF, so that an
 // mcp tool with server "self" finds it when its node initialises. cfg.Udf
 // is copied first: the registration belongs to this store alone.
-func OpenStore(dir string, cfg types.Config) (*Store, []error) {
-	s := &Store{dir: dir, pool: rulego.NewRuleGo(), files: map[string]string{}, watchers: map[int]func(string){}}
+func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Store{dir: dir, pool: newChainPool(), files: map[string]string{}, source: map[string][]byte{}, broken: map[string]error{},
+		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
+		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy}
+	s.watch = newFolderWatch(s)
 	s.mcp = NewMCPServer(s, MCPOptions{})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
 		cfg.Udf = map[string]any{}
 	}
 	components.RegisterSelfMCP(&cfg, s.mcp)
+	cfg.OnDebug = s.traceNode
+	// The store starts the endpoints chains declare itself (endpoints.go).
+	cfg.EndpointEnabled = false
 	s.cfg = cfg
 	if dir == "" {
 		return s, nil
 	}
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".json") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	paths, err := chainFiles(dir)
 	if err != nil {
 		return s, []error{fmt.Errorf("chains folder %s: %w", dir, err)}
 	}
-	slices.Sort(paths)
+	for _, p := range paths {
+		if dsl, err := os.ReadFile(p); err == nil {
+			s.loading = append(s.loading, components.ChainFile{Path: p, DSL: dsl})
+		}
+	}
 	var errs []error
 	for _, p := range paths {
 		if _, err := s.LoadFile(p); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	s.mu.Lock()
+	s.loading = nil
+	s.mu.Unlock()
 	return s, errs
 }
 
-// LoadFile deploys one chain file, replacing a chain with the same id.
+// chainFiles lists the *.json files under dir, sorted, skipping hidden
+// files and folders (editors' and our own temporary files).
+func chainFiles(dir string) ([]string, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	slices.Sort(paths)
+	return paths, err
+}
+
+// LoadFile deploys one chain file, replacing a chain with the same id. The
+// file is checked as a PUT of the API checks it; a file that fails leaves
+// any running version of its chain alone and is reported by the chains API
+// until it is fixed.
 func (s *Store) LoadFile(path string) (string, error) {
 	dsl, err := os.ReadFile(path)
 	if err != nil {
-		return "", ChainFile{Path: path, Err: err}
+		return "", s.markBroken(path, err)
 	}
-	id, err := s.Deploy(dsl, strings.TrimSuffix(filepath.Base(path), ".json"))
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	s.watch.expect(path, dsl)
+	id, err := s.deployFile(path, dsl)
 	if err != nil {
-		return "", ChainFile{Path: path, Err: err}
+		return id, s.markBroken(path, err)
 	}
 	s.mu.Lock()
-	s.files[id] = path
+	delete(s.broken, path)
 	s.mu.Unlock()
 	return id, nil
 }
 
+func (s *Store) markBroken(path string, err error) error {
+	s.mu.Lock()
+	s.broken[path] = err
+	s.mu.Unlock()
+	return ChainFile{Path: path, Err: err}
+}
+
+// deployFile validates and deploys the chain in file path. The caller
+// holds saveMu.
+func (s *Store) deployFile(path string, dsl []byte) (string, error) {
+	fallback := strings.TrimSuffix(filepath.Base(path), ".json")
+	own, err := ChainID(dsl)
+	if err != nil {
+		return "", &InvalidChainError{ID: fallback, Problems: []Problem{{Message: err.Error()}}}
+	}
+	id := own
+	if id == "" {
+		id = fallback
+	}
+	s.mu.Lock()
+	prev := ""
+	for other, f := range s.files {
+		if f == path {
+			prev = other
+		}
+	}
+	s.mu.Unlock()
+	id, dsl, problems, warnings := s.validate(id, dsl, path, true)
+	if len(problems) > 0 {
+		return id, &InvalidChainError{ID: id, Problems: problems, Warnings: warnings}
+	}
+	if err := s.deploy(id, dsl); err != nil {
+		return id, &InvalidChainError{ID: id, Problems: []Problem{{Message: err.Error()}}, Warnings: warnings}
+	}
+	for _, w := range warnings {
+		s.log.Warn("chain file loads with a warning", "file", path, "path", w.Path, "warning", w.Message)
+	}
+	s.mu.Lock()
+	s.files[id] = path
+	s.mu.Unlock()
+	if prev != "" && prev != id {
+		// The file now holds another chain: the one it held is gone.
+		s.undeploy(prev)
+	}
+	return id, nil
+}
+
 // Deploy deploys chain DSL. Its id is ruleChain.id, or fallbackID when that
-// is empty. An existing chain with the id is reloaded in place; if the new
-// DSL fails, the old chain keeps running.
+// is empty. An existing chain with the id is replaced; if the new DSL
+// fails, the old chain keeps running. It does not validate beyond what the
+// engine checks, nor write a file: see Save.
 func (s *Store) Deploy(dsl []byte, fallbackID string) (string, error) {
 	id, err := ChainID(dsl)
 	if err != nil {
@@ -132,15 +262,80 @@ func (s *Store) Deploy(dsl []byte, fallbackID string) (string, error) {
 	if id == "" {
 		return "", errors.New("the chain has no ruleChain.id")
 	}
-	if e, ok := s.pool.Get(id); ok {
-		if err := e.ReloadSelf(dsl, rulego.WithConfig(s.cfg)); err != nil {
-			return id, err
-		}
-	} else if _, err := s.pool.New(id, dsl, rulego.WithConfig(s.cfg)); err != nil {
-		return "", err
+	return id, s.deploy(id, dsl)
+}
+
+// deploy builds chain id, moves its endpoints to the new version's (all
+// or nothing), then publishes it: runs in flight finish on the version
+// they started with, new runs get the new one.
+func (s *Store) deploy(id string, dsl []byte) error {
+	eps, rc, err := s.endpointDefs(id, dsl)
+	if err != nil {
+		return err
 	}
+	if p := s.epPolicy.check(eps); len(p) > 0 {
+		return &InvalidChainError{ID: id, Problems: p}
+	}
+	e, err := s.pool.build(id, dsl, rulego.WithConfig(s.cfg))
+	if err != nil {
+		return err
+	}
+	if err := s.switchEndpoints(id, eps, rc); err != nil {
+		e.Stop(nil)
+		return err
+	}
+	s.pool.Publish(id, e)
+	s.mu.Lock()
+	s.source[id] = slices.Clone(dsl)
+	s.mu.Unlock()
 	s.changed(id)
-	return id, nil
+	s.live.Chain(id, "deployed")
+	return nil
+}
+
+// Delete undeploys chain id and removes its file. Runs in flight go on on
+// the deleted version until they end (cancelled after retireGrace); new
+// runs of the id fail with ErrNoChain.
+func (s *Store) Delete(id string) error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if _, ok := s.pool.Get(id); !ok {
+		return fmt.Errorf("%w: %q", ErrNoChain, id)
+	}
+	s.mu.Lock()
+	path, hasFile := s.files[id]
+	s.mu.Unlock()
+	if hasFile {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", path, err)
+		}
+		s.watch.forget(path)
+	}
+	s.undeploy(id)
+	return nil
+}
+
+// undeploy removes chain id from the pool and forgets its file.
+func (s *Store) undeploy(id string) {
+	s.mu.Lock()
+	delete(s.files, id)
+	delete(s.source, id)
+	s.mu.Unlock()
+	s.stopEndpoints(id)
+	if s.pool.Remove(id) {
+		s.changed(id)
+		s.live.Chain(id, "deleted")
+	}
+}
+
+// hasEndpoints reports whether chain DSL declares endpoints.
+func hasEndpoints(dsl []byte) bool {
+	var d struct {
+		Metadata struct {
+			Endpoints []json.RawMessage `json:"endpoints"`
+		} `json:"metadata"`
+	}
+	return json.Unmarshal(dsl, &d) == nil && len(d.Metadata.Endpoints) > 0
 }
 
 // OnChange calls fn with a chain's id after that chain is deployed,
@@ -191,13 +386,32 @@ func ChainID(dsl []byte) (string, error) {
 func (s *Store) Engine(id string) (types.RuleEngine, bool) { return s.pool.Get(id) }
 
 // Pool is the engine pool the chains run in.
-func (s *Store) Pool() *rulego.RuleGo { return s.pool }
+func (s *Store) Pool() types.RuleEnginePool { return s.pool }
 
-// Close ends the MCP sessions served over HTTP, then stops every chain,
-// destroying their nodes (and closing what they opened: MCP clients,
-// processes, workspaces).
+// Runs is the registry of the runs in progress.
+func (s *Store) Runs() *runs.Registry { return s.runs }
+
+// Live is the hub of the WebSocket trace.
+func (s *Store) Live() *live.Hub { return s.live }
+
+// SetLogger sets where the store logs (reloads, broken files); slog's
+// default logger until then.
+func (s *Store) SetLogger(l *slog.Logger) {
+	if l != nil {
+		s.log = l
+	}
+}
+
+// Close stops watching the folder, ends the MCP sessions served over HTTP,
+// disconnects WebSocket clients, then stops every chain, destroying their
+// nodes (and closing what they opened: MCP clients, processes, workspaces).
 func (s *Store) Close() {
+	s.watch.close()
 	s.closeMCPHTTP()
+	s.live.Close()
+	for _, id := range s.pool.IDs() {
+		s.stopEndpoints(id)
+	}
 	s.pool.Stop()
 }
 

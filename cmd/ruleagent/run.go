@@ -89,7 +89,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *threadID != "" {
 		md["threadId"] = *threadID
 	}
-	res, runErr := store.RunChain(ctx, id, text, md, sink)
+	res, runErr := store.Run(ctx, server.RunRequest{ChainID: id, Input: text, Metadata: md, ThreadID: md["threadId"], Source: "cli", Sink: sink})
 	final := res.Msg
 	if render != nil {
 		render.finish(final, runErr)

@@ -6,23 +6,35 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ruleagent/ruleagent/server"
+	"github.com/ruleagent/ruleagent/server/runs"
 )
 
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	chains := fs.String("chains", "chains", "folder of chain files")
+	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
 	data := fs.String("data", "data", "folder for run data")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	grace := fs.Duration("grace", 30*time.Second, "on shutdown, how long runs in progress may go on before they are cancelled")
+	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
+	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
 	var globalsF globalFlag
+	var corsF, epTypes, epBind listFlag
+	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
+	fs.Var(&epBind, "endpoint-bind", "hosts listening endpoints may bind besides loopback (comma-separated or repeated; * for any)")
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
+	fs.Var(&corsF, "cors-origin", "allow browser pages from this origin to call the API (repeatable; * for any); CORS is off without it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -32,20 +44,35 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if !server.IsLoopback(*addr) && *token == "" {
 		return usagef("--addr %s is not loopback-only: set --token (or RULEAGENT_TOKEN) so the API is not open to the network", *addr)
 	}
+	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	slog.SetDefault(logger)
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
-	store := openStore(*chains, globalsF, stderr, "runs")
+	g := processGlobals(globalsF)
+	store, loadErrs := server.OpenStoreWith(*chains, server.NewConfig(g), server.StoreOptions{Logger: logger,
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
 	defer store.Close()
+	for _, e := range loadErrs {
+		logger.Error("chain file not loaded", "err", e)
+	}
+	if err := store.Watch(); err != nil {
+		logger.Warn("the chains folder is not watched: edits need a restart", "folder", *chains, "err", err)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: server.Handler(server.Options{Store: store, Token: *token}), ReadHeaderTimeout: 10 * time.Second}
+	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, MaxBodyBytes: *maxBody,
+		HideToolActivity: *hideActivity, Logger: logger}
+	srv := &http.Server{Handler: server.Handler(opts), ReadHeaderTimeout: 10 * time.Second}
 	// MCP clients keep an event stream open; end their sessions so that
 	// Shutdown does not wait for them.
 	srv.RegisterOnShutdown(store.CloseMCPSessions)
-	fmt.Fprintf(stdout, "ruleagent serving %s on http://%s\n", *chains, ln.Addr())
+	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "")
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -53,7 +80,85 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return shutdown(srv, store, logger, *grace)
+}
+
+// shutdown stops accepting requests, lets the runs in progress finish for
+// grace, then cancels those left (each ends with its terminal event,
+// outcome cancelled) and waits for their streams to close.
+func shutdown(srv *http.Server, store *server.Store, logger *slog.Logger, grace time.Duration) error {
+	n := store.Runs().Active()
+	logger.Info("shutting down", "runs in progress", n, "grace", grace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Shutdown(context.Background()) }()
+	if !store.Runs().Wait(graceCtx) {
+		logger.Warn("grace period over: cancelling the runs left", "runs", store.Runs().CancelAll(runs.ErrShutdown))
+	}
+	store.Live().Close()
+	select {
+	case err := <-closed:
+		return err
+	case <-time.After(10 * time.Second):
+		return srv.Close()
+	}
+}
+
+// banner says where the server is, what it loaded, and whether runs can
+// work.
+func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g map[string]string, token bool) {
+	fmt.Fprintf(w, "ruleagent serving %s on http://%s\n", chains, addr)
+	list := store.List()
+	agents := 0
+	for _, c := range list {
+		if c.IsAgent {
+			agents++
+		}
+	}
+	fmt.Fprintf(w, "  chains: %d loaded (%d agents)", len(list), agents)
+	if failed > 0 {
+		fmt.Fprintf(w, ", %d failed to load (see the log above)", failed)
+	}
+	fmt.Fprintln(w)
+	if g["llm_url"] == "" || g["model"] == "" {
+		fmt.Fprintln(w, "  LLM: not configured: runs of agent chains will fail until you set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL")
+		fmt.Fprintln(w, "       (or --global llm_url=... --global api_key=... --global model=...); everything else works")
+	} else {
+		fmt.Fprintf(w, "  LLM: %s, model %s\n", g["llm_url"], g["model"])
+	}
+	if token {
+		fmt.Fprintln(w, "  auth: bearer token required")
+	}
+	fmt.Fprintf(w, "  editor: http://%s/   API: http://%s/api/v1/chains   OpenAI: http://%s/v1   MCP: http://%s/mcp\n", addr, addr, addr, addr)
+}
+
+// newLogger makes the process logger.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// listFlag collects a repeated flag's values.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ruleagent/ruleagent/components"
@@ -22,7 +23,8 @@ func runValidate(_ context.Context, args []string, _ io.Reader, stdout, stderr i
 	asJSON := fset.Bool("json", false, "print the problems as JSON")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: ruleagent validate [--chains DIR] [--json] FILE...")
-		fmt.Fprintln(stderr, "Checks chain files statically; each problem names its file and JSON path. Exit code 1 when any is found.")
+		fmt.Fprintln(stderr, "Checks chain files statically; each error or warning names its file and JSON path.")
+		fmt.Fprintln(stderr, "Warnings are what RuleGo accepts (a node without an id, a call to a chain not deployed): exit code 1 only for errors.")
 		fset.PrintDefaults()
 	}
 	var files []string
@@ -66,26 +68,32 @@ func runValidate(_ context.Context, args []string, _ io.Reader, stdout, stderr i
 			return fmt.Errorf("--chains: %w", err)
 		}
 	}
-	problems := components.Validate(given, context, nil)
+	errs, warnings := components.Split(components.Validate(given, context, nil))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if problems == nil {
-			problems = []components.Problem{}
+		if errs == nil {
+			errs = []components.Problem{}
 		}
-		if err := enc.Encode(problems); err != nil {
+		if warnings == nil {
+			warnings = []components.Problem{}
+		}
+		if err := enc.Encode(map[string]any{"errors": errs, "warnings": warnings}); err != nil {
 			return err
 		}
 	} else {
-		for _, p := range problems {
-			fmt.Fprintln(stdout, p.Error())
+		for _, p := range errs {
+			fmt.Fprintln(stdout, "error: "+p.Error())
+		}
+		for _, p := range warnings {
+			fmt.Fprintln(stdout, "warning: "+p.Error())
 		}
 	}
-	if len(problems) > 0 {
-		return &exitError{code: exitFailure, err: fmt.Errorf("%d problem(s) in %d file(s)", len(problems), len(files))}
+	if len(errs) > 0 {
+		return &exitError{code: exitFailure, err: fmt.Errorf("%s and %s in %s", count(strconv.Itoa(len(errs)), "error"), count(strconv.Itoa(len(warnings)), "warning"), count(strconv.Itoa(len(files)), "file"))}
 	}
 	if !*asJSON {
-		fmt.Fprintf(stdout, "ok: %d chain file(s)\n", len(files))
+		fmt.Fprintf(stdout, "ok: %s, %s\n", count(strconv.Itoa(len(files)), "chain file"), count(strconv.Itoa(len(warnings)), "warning"))
 	}
 	return nil
 }

@@ -19,17 +19,28 @@ func TestValidateCommand(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	_ = os.WriteFile(bad, []byte(`{"ruleChain":{"id":"bad"},"metadata":{"nodes":[{"id":"agent","type":"ai/agent","configuration":{"url":"http://x/v1","model":"m",
-	 "tools":[{"type":"agent","targetId":"support-agent"},{"type":"agent","targetId":"ghost"}]}}]}}`), 0o644)
+	 "tools":[{"type":"agent","targetId":"support-agent"},{"type":"agent","targetId":"ghost"},{"type":"builtin","name":"nope"}]}}]}}`), 0o644)
 	out.Reset()
 	code := run(context.Background(), []string{"validate", "--chains", repoChain(""), bad}, nil, &out, &errb)
-	if code != exitFailure || !strings.Contains(out.String(), `bad.json: metadata.nodes[0].configuration.tools[1].targetId: no chain "ghost"`) ||
+	if code != exitFailure || !strings.Contains(out.String(), `warning: `+bad+`: metadata.nodes[0].configuration.tools[1].targetId: no chain "ghost"`) ||
+		!strings.Contains(out.String(), `error: `+bad+`: metadata.nodes[0].configuration.tools[2].name: unknown builtin "nope"`) ||
 		strings.Contains(out.String(), "support-agent\"") {
 		t.Fatalf("exit %d\n%s", code, out.String())
 	}
 	out.Reset()
 	run(context.Background(), []string{"validate", "--json", bad}, nil, &out, &errb)
-	var ps []map[string]string
-	if err := json.Unmarshal(out.Bytes(), &ps); err != nil || len(ps) != 2 || ps[0]["path"] == "" {
+	var ps struct{ Errors, Warnings []map[string]any }
+	if err := json.Unmarshal(out.Bytes(), &ps); err != nil || len(ps.Errors) != 1 || len(ps.Warnings) != 2 || ps.Errors[0]["path"] == "" {
 		t.Fatalf("%v %s", err, out.String())
+	}
+
+	// Warnings alone do not fail: RuleGo loads such a chain (its node
+	// without an id is named node0).
+	warn := filepath.Join(dir, "warn.json")
+	_ = os.WriteFile(warn, []byte(`{"ruleChain":{"id":"warn"},"metadata":{"nodes":[{"type":"log","configuration":{"jsScript":"return 'x';"}}],"connections":[]}}`), 0o644)
+	out.Reset()
+	if code := run(context.Background(), []string{"validate", warn}, nil, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), `warning: `+warn+`: metadata.nodes[0].id: missing: RuleGo names the node "node0"`) || !strings.Contains(out.String(), "ok: 1 chain file, 1 warning") {
+		t.Fatalf("exit %d\n%s", code, out.String())
 	}
 }

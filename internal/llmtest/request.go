@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 )
 
 // Request is one request the server received, parsed so scripts and assertions
@@ -23,7 +24,15 @@ type Request struct {
 	IncludeUsage bool // stream_options.include_usage
 	Messages     []Message
 	Tools        []ToolDef
+
+	// aborted is set when the client went away before the answer was
+	// complete (a cancelled run, a timeout, a closed connection).
+	aborted atomic.Bool
 }
+
+// Aborted reports whether the client went away before the answer was
+// complete.
+func (r *Request) Aborted() bool { return r.aborted.Load() }
 
 // Message is one entry of the request's messages array.
 type Message struct {

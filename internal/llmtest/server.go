@@ -86,6 +86,18 @@ func (s *Server) Requests() []*Request {
 	return append([]*Request(nil), s.requests...)
 }
 
+// Aborted returns the requests whose client went away before the answer
+// was complete.
+func (s *Server) Aborted() []*Request {
+	var out []*Request
+	for _, r := range s.Requests() {
+		if r.Aborted() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // LastRequest returns the most recent request, or nil before the first.
 func (s *Server) LastRequest() *Request {
 	s.mu.Lock()
@@ -130,6 +142,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	a := s.resolve(req, s.script.Respond(req))
+	defer func() {
+		// The request's context ends early only when the client went away
+		// (or the server is closing): the answer did not reach it whole.
+		if r.Context().Err() != nil {
+			req.aborted.Store(true)
+		}
+	}()
 	for k, v := range a.Headers {
 		w.Header().Set(k, v)
 	}

@@ -172,3 +172,35 @@ func (s *Buffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// RunScript runs test/peers/<script> with node, stdin as its input, and
+// returns what it printed on stdout. A script that fails, or runs past
+// timeout, fails the test with its stderr.
+func RunScript(t testing.TB, script string, stdin []byte, timeout time.Duration, env ...string) []byte {
+	t.Helper()
+	path := filepath.Join(Root(t), "test", "peers", script)
+	Need(t, path, filepath.Join(Root(t), "test", "peers", "node_modules", ".package-lock.json"))
+	cmd := exec.Command("node", path)
+	cmd.Dir = filepath.Join(Root(t), "test", "peers")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", script, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s failed: %v\n%s", script, err, stderr.String())
+		}
+	case <-time.After(timeout):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("%s ran longer than %s\nstdout: %.2000s\nstderr: %s", script, timeout, stdout.String(), stderr.String())
+	}
+	return stdout.Bytes()
+}

@@ -12,5 +12,6 @@ import (
 	_ "github.com/ruleagent/ruleagent/tools/grep"
 	_ "github.com/ruleagent/ruleagent/tools/read"
 	_ "github.com/ruleagent/ruleagent/tools/skill"
+	_ "github.com/ruleagent/ruleagent/tools/web"
 	_ "github.com/ruleagent/ruleagent/tools/write"
 )

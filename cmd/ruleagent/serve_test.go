@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ruleagent/ruleagent/internal/llmtest"
+)
+
+// safeBuffer is a bytes.Buffer safe for the server's goroutines.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// serve runs `ruleagent serve` in the test until its context is cancelled,
+// and waits until it answers /healthz.
+func serve(t *testing.T, ctx context.Context, args ...string) (addr string, out, logs *safeBuffer, exit <-chan int) {
+	t.Helper()
+	addr = freeAddr(t)
+	out, logs = &safeBuffer{}, &safeBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, append([]string{"serve", "--addr", addr, "--data", t.TempDir()}, args...), nil, out, logs)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return addr, out, logs, code
+		}
+		select {
+		case c := <-code:
+			t.Fatalf("serve exited with %d: %s %s", c, out, logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The banner says what loaded and that the LLM is configured; logs are
+// JSON with the run id; on shutdown a run that outlives the grace period
+// is cancelled and its stream ends with one terminal event, cancelled.
+func TestServeBannerLogsAndGracefulShutdown(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Response{Text: strings.Repeat("slowly ", 50), ChunkSize: 7, ChunkDelay: 100 * time.Millisecond}))
+	setLLM(t, srv.URL)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr, out, logs, exit := serve(t, ctx, "--chains", repoChain(""), "--log-format", "json", "--grace", "300ms")
+	banner := out.String()
+	for _, want := range []string{"ruleagent serving", "http://" + addr, "chains: 6 loaded (5 agents)", "LLM: " + srv.URL + ", model test-model", "editor: http://" + addr + "/"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+
+	resp, err := http.Post("http://"+addr+"/api/v1/chains/assistant/run", "application/json", strings.NewReader(`{"input":"hi","stream":true,"runId":"run-shutdown"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var events []string
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			events = append(events, d)
+			if strings.Contains(d, "TEXT_MESSAGE_CONTENT") && len(events) == 4 {
+				stop() // SIGTERM
+			}
+		}
+	}
+	if last := events[len(events)-1]; !strings.Contains(last, `"type":"RUN_FINISHED"`) || !strings.Contains(last, `"outcome":{"type":"cancelled"}`) {
+		t.Fatalf("the stream ended with %s", last)
+	}
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Fatalf("serve exited with %d: %s", code, logs)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	var sawRun, sawShutdown bool
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON: %q", line)
+		}
+		if rec["msg"] == "run" && rec["run"] == "run-shutdown" && rec["outcome"] == "cancelled" {
+			sawRun = true
+		}
+		if rec["msg"] == "shutting down" {
+			sawShutdown = true
+		}
+	}
+	if !sawRun || !sawShutdown {
+		t.Fatalf("logs lack the run or the shutdown:\n%s", logs)
+	}
+}
+
+// With no LLM the server starts, says what to set, and every route but a
+// run works.
+func TestServeWithoutLLM(t *testing.T) {
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"} {
+		t.Setenv(k, "")
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr, out, _, _ := serve(t, ctx, "--chains", repoChain(""))
+	if !strings.Contains(out.String(), "LLM: not configured") || !strings.Contains(out.String(), "OPENAI_BASE_URL") {
+		t.Fatalf("banner: %s", out)
+	}
+	for _, p := range []string{"/api/v1/chains", "/api/v1/components", "/api/v1/chains/assistant", "/v1/models", "/"} {
+		resp, err := http.Get("http://" + addr + p)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", p, err, resp)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Post("http://"+addr+"/api/v1/chains/assistant/run", "application/json", strings.NewReader(`{"input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&ans)
+	resp.Body.Close()
+	if ans["errorCode"] != "no_llm" || !strings.Contains(fmt.Sprint(ans["error"]), "OPENAI_BASE_URL") {
+		t.Fatalf("run without an LLM: %v", ans)
+	}
+}
+
+func TestServeRefusesAnOpenAddressWithoutToken(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0"}, nil, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--token") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if code := run(context.Background(), []string{"serve", "--log-format", "xml"}, nil, &out, &errb); code != exitUsage {
+		t.Fatalf("bad log format: exit %d", code)
+	}
+}

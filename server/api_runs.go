@@ -1,0 +1,226 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/server/sse"
+)
+
+// runsAPI serves the run routes.
+type runsAPI struct {
+	s         *Store
+	heartbeat time.Duration
+}
+
+// runBody is the body of POST /api/v1/chains/{id}/run.
+type runBody struct {
+	// Input is text, {"messages": [...]} or a messages array.
+	Input    json.RawMessage `json:"input"`
+	Metadata map[string]any  `json:"metadata"`
+	ThreadID string          `json:"threadId"`
+	RunID    string          `json:"runId"`
+	Stream   bool            `json:"stream"`
+	// MsgType is the message type (default CHAT), for chains that route
+	// on it.
+	MsgType string `json:"msgType"`
+}
+
+// runAnswer is the JSON answer of a run.
+type runAnswer struct {
+	RunID     string              `json:"runId"`
+	ThreadID  string              `json:"threadId"`
+	Outcome   string              `json:"outcome"`
+	Data      string              `json:"data"`
+	Metadata  map[string]string   `json:"metadata"`
+	Relation  string              `json:"relation,omitempty"`
+	Error     string              `json:"error,omitempty"`
+	ErrorCode string              `json:"errorCode,omitempty"`
+	Usage     []events.TokenUsage `json:"usage,omitempty"`
+	// Interrupts are what a paused run waits for (outcome interrupt):
+	// answer them with POST /api/v1/runs/{runId}/resume.
+	Interrupts []events.Interrupt `json:"interrupts,omitempty"`
+	// Ends lists every end of a chain that ended more than once (branches).
+	Ends []endAnswer `json:"ends,omitempty"`
+}
+
+type endAnswer struct {
+	Data     string            `json:"data"`
+	Metadata map[string]string `json:"metadata"`
+	Relation string            `json:"relation"`
+	Error    string            `json:"error,omitempty"`
+}
+
+// run answers POST /api/v1/chains/{id}/run.
+func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body runBody
+	if !readJSON(w, r, &body) {
+		return
+	}
+	input, err := inputText(body.Input)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if _, ok := a.s.Engine(id); !ok {
+		writeError(w, http.StatusNotFound, "no chain "+quote(id)+" is deployed")
+		return
+	}
+	req := RunRequest{ChainID: id, Input: input, Metadata: metadataStrings(body.Metadata), ThreadID: body.ThreadID,
+		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true}
+	req.RunID = cmpOrID(req.RunID, "run-")
+	req.ThreadID = cmpOrID(req.ThreadID, "thread-")
+	if _, busy := a.s.runs.Get(req.RunID); busy {
+		writeError(w, http.StatusConflict, runs.ErrDuplicate.Error()+": "+req.RunID)
+		return
+	}
+	headers := map[string]string{"X-Run-Id": req.RunID, "X-Thread-Id": req.ThreadID}
+	if body.Stream || wantsStream(r) {
+		out := sse.Start(w, a.heartbeat, headers)
+		defer out.Close()
+		req.Sink = out
+		_, _ = a.s.Run(r.Context(), req)
+		return
+	}
+	for k, v := range headers {
+		w.Header().Set(k, v)
+	}
+	res, err := a.s.Run(r.Context(), req)
+	if errors.Is(err, runs.ErrDuplicate) {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, answerOf(res))
+}
+
+// resume answers POST /api/v1/runs/{runId}/resume: {"resume": [...],
+// "stream": false} answers the paused run's interrupts and answers with
+// the rest of the run like the run route (JSON or SSE).
+func (a runsAPI) resume(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Resume []ResumeEntry `json:"resume"`
+		Stream bool          `json:"stream"`
+	}
+	if !readJSON(w, r, &body) {
+		return
+	}
+	id := r.PathValue("runId")
+	st, answers, err := a.s.resumeAnswers(body.Resume)
+	if err == nil && st.req.RunID != id {
+		err = fmt.Errorf("%w: the interrupts belong to run %q, not %q", ErrResume, st.req.RunID, id)
+	}
+	if err != nil {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	headers := map[string]string{"X-Run-Id": id, "X-Thread-Id": st.req.ThreadID}
+	if body.Stream || wantsStream(r) {
+		out := sse.Start(w, a.heartbeat, headers)
+		defer out.Close()
+		_, _ = a.s.continueRun(r.Context(), st, answers, out, "", "")
+		return
+	}
+	for k, v := range headers {
+		w.Header().Set(k, v)
+	}
+	res, _ := a.s.continueRun(r.Context(), st, answers, nil, "", "")
+	writeJSON(w, http.StatusOK, answerOf(res))
+}
+
+// answerOf is a run's JSON answer.
+func answerOf(res RunResult) runAnswer {
+	ans := runAnswer{RunID: res.RunID, ThreadID: res.ThreadID, Outcome: res.Outcome, Relation: res.Relation,
+		Error: res.Error, ErrorCode: res.ErrorCode, Usage: res.Usage, Metadata: map[string]string{}, Interrupts: res.Interrupts}
+	if res.Msg.Data != nil {
+		ans.Data = res.Msg.GetData()
+	}
+	if res.Msg.Metadata != nil {
+		ans.Metadata = res.Msg.Metadata.Values()
+	}
+	for _, e := range res.Ends {
+		ea := endAnswer{Relation: e.Relation, Error: e.Error, Metadata: map[string]string{}}
+		if e.Msg.Data != nil {
+			ea.Data = e.Msg.GetData()
+		}
+		if e.Msg.Metadata != nil {
+			ea.Metadata = e.Msg.Metadata.Values()
+		}
+		ans.Ends = append(ans.Ends, ea)
+	}
+	return ans
+}
+
+// list answers GET /api/v1/runs.
+func (a runsAPI) list(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, a.s.runs.List())
+}
+
+// cancel answers POST /api/v1/runs/{runId}/cancel.
+func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("runId")
+	if !a.s.runs.Cancel(id) {
+		writeError(w, http.StatusNotFound, "no run "+quote(id)+" is in progress")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "cancelled": true})
+}
+
+// inputText turns the run body's input into message data: text as it is,
+// {"messages": [...]} or {"message": ...} as JSON, a bare messages array
+// wrapped as {"messages": [...]}.
+func inputText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", errors.New(`the body needs an "input": text, or {"messages": [...]}`)
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", err
+		}
+		if strings.TrimSpace(s) == "" {
+			return "", errors.New(`"input" is empty`)
+		}
+		return s, nil
+	case '[':
+		return `{"messages":` + string(raw) + `}`, nil
+	case '{':
+		return string(raw), nil
+	}
+	return "", errors.New(`"input" must be text, an object such as {"messages": [...]}, or a messages array`)
+}
+
+// metadataStrings turns the body's metadata into message metadata: strings
+// as they are, anything else as its JSON.
+func metadataStrings(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case nil:
+		default:
+			b, _ := json.Marshal(x)
+			out[k] = string(b)
+		}
+	}
+	return out
+}
+
+// cmpOrID returns id, or a new id with prefix when it is empty.
+func cmpOrID(id, prefix string) string {
+	if id != "" {
+		return id
+	}
+	return agent.NewID(prefix)
+}

@@ -1,0 +1,170 @@
+package live
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Timing of the connection: a ping every pingEvery; a client that answers
+// nothing (no pong, no message) within pongWait is gone.
+const (
+	pingEvery  = 30 * time.Second
+	pongWait   = 75 * time.Second
+	writeWait  = 10 * time.Second
+	maxMessage = 64 << 10
+)
+
+// Close codes: 1008 for a client that read too slowly (policy), 1001 when
+// the server goes away.
+const closeTooSlow = websocket.ClosePolicyViolation
+
+type client struct {
+	conn   *websocket.Conn
+	queue  chan []byte
+	mu     sync.Mutex
+	chains map[string]struct{}
+
+	dropOnce sync.Once
+	gone     chan struct{}
+}
+
+func (c *client) watches(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.chains[id]
+	return ok
+}
+
+// offer queues b without waiting; false when the queue is full.
+func (c *client) offer(b []byte) bool {
+	select {
+	case <-c.gone:
+		return true
+	default:
+	}
+	select {
+	case c.queue <- b:
+		return true
+	default:
+		return false
+	}
+}
+
+// drop ends the connection of a client that cannot keep up.
+func (c *client) drop() {
+	c.closeWith(closeTooSlow, "too slow: events were dropped")
+}
+
+// closeWith ends the connection with a close code, off the caller's
+// goroutine: the caller may be a run emitting an event.
+func (c *client) closeWith(code int, text string) {
+	c.dropOnce.Do(func() {
+		close(c.gone)
+		go func() {
+			_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text), time.Now().Add(time.Second))
+			_ = c.conn.Close()
+		}()
+	})
+}
+
+// Handler serves GET /api/v1/ws. allowOrigin decides whether a browser
+// page from another origin may connect (same-origin pages and non-browser
+// clients always may).
+func (h *Hub) Handler(allowOrigin func(origin string) bool) http.Handler {
+	up := websocket.Upgrader{
+		ReadBufferSize:  4096,
+		WriteBufferSize: 16 << 10,
+		CheckOrigin: func(r *http.Request) bool {
+			origin := r.Header.Get("Origin")
+			if origin == "" {
+				return true
+			}
+			u, err := url.Parse(origin)
+			if err == nil && strings.EqualFold(u.Host, r.Host) {
+				return true
+			}
+			return allowOrigin != nil && allowOrigin(origin)
+		},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return // the upgrader answered the client
+		}
+		c := &client{conn: conn, queue: make(chan []byte, queueSize), chains: map[string]struct{}{}, gone: make(chan struct{})}
+		h.add(c)
+		defer h.remove(c)
+		go c.writeLoop()
+		c.readLoop(h)
+		c.dropOnce.Do(func() { close(c.gone) })
+		_ = conn.Close()
+	})
+}
+
+// request is a message from the client.
+type request struct {
+	Type   string   `json:"type"`
+	Chains []string `json:"chains"`
+}
+
+func (c *client) readLoop(h *Hub) {
+	c.conn.SetReadLimit(maxMessage)
+	_ = c.conn.SetReadDeadline(time.Now().Add(pongWait))
+	c.conn.SetPongHandler(func(string) error { return c.conn.SetReadDeadline(time.Now().Add(pongWait)) })
+	for {
+		_, data, err := c.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(pongWait))
+		var req request
+		if err := json.Unmarshal(data, &req); err != nil {
+			c.reply(map[string]any{"type": "error", "message": "not a JSON message: " + err.Error()})
+			continue
+		}
+		switch req.Type {
+		case "subscribe", "unsubscribe":
+			set := h.subscribe(c, req.Chains, req.Type == "subscribe")
+			slices.Sort(set)
+			c.reply(map[string]any{"type": "subscribed", "chains": set})
+		default:
+			c.reply(map[string]any{"type": "error", "message": `unknown message type "` + req.Type + `": send {"type":"subscribe","chains":[...]} or {"type":"unsubscribe","chains":[...]}`})
+		}
+	}
+}
+
+func (c *client) reply(v any) {
+	b, err := json.Marshal(v)
+	if err == nil && !c.offer(b) {
+		c.drop()
+	}
+}
+
+func (c *client) writeLoop() {
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		select {
+		case <-c.gone:
+			return
+		case b := <-c.queue:
+			_ = c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.conn.WriteMessage(websocket.TextMessage, b); err != nil {
+				c.drop()
+				return
+			}
+		case <-ping.C:
+			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				c.drop()
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/server/completions"
+	"github.com/ruleagent/ruleagent/server/sse"
+)
+
+// openaiAPI serves the OpenAI-compatible routes: /v1/chat/completions with
+// a chain id as the model, and /v1/models listing the agent chains.
+type openaiAPI struct {
+	s         *Store
+	heartbeat time.Duration
+	// activity is the default of showing the agent's tool calls as text.
+	activity bool
+}
+
+// chat answers POST /v1/chat/completions.
+func (a openaiAPI) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeOpenAIError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the server's limit", "invalid_request_error", "request_too_large")
+			return
+		}
+		writeOpenAIError(w, http.StatusBadRequest, "reading the request body: "+err.Error(), "invalid_request_error", "")
+		return
+	}
+	var req completions.Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeOpenAIError(w, http.StatusBadRequest, "the request body is not valid JSON: "+err.Error(), "invalid_request_error", "")
+		return
+	}
+	switch {
+	case req.Model == "":
+		writeOpenAIError(w, http.StatusBadRequest, "you must provide a model parameter (a chain id; see GET /v1/models)", "invalid_request_error", "missing_model")
+		return
+	case len(req.Messages) == 0:
+		writeOpenAIError(w, http.StatusBadRequest, "messages must hold at least one message", "invalid_request_error", "missing_messages")
+		return
+	}
+	if _, ok := a.s.Engine(req.Model); !ok {
+		writeOpenAIError(w, http.StatusNotFound, "The model `"+req.Model+"` does not exist: no chain with this id is deployed (see GET /v1/models)", "invalid_request_error", "model_not_found")
+		return
+	}
+	msgs, _ := json.Marshal(req.Messages)
+	caller := &agent.Caller{}
+	for _, t := range req.Tools {
+		if t.Type != "" && t.Type != "function" {
+			writeOpenAIError(w, http.StatusBadRequest, "only function tools are supported, not "+quote(t.Type), "invalid_request_error", "unsupported_tool_type")
+			return
+		}
+		caller.Tools = append(caller.Tools, agent.ClientTool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	md := map[string]string{}
+	for k, v := range req.Metadata {
+		md[k] = v
+	}
+	if req.User != "" {
+		md["userId"] = req.User
+	}
+	activity := a.activity
+	if req.ToolActivity != nil {
+		activity = *req.ToolActivity
+	}
+	if h := r.Header.Get("X-Ruleagent-Tool-Activity"); h != "" {
+		activity = h == "on" || h == "true"
+	}
+	runReq := RunRequest{ChainID: req.Model, Input: `{"messages":` + string(msgs) + `}`, Metadata: md,
+		ThreadID: md["threadId"], RunID: agent.NewID("run-"), Source: "openai", Caller: caller}
+	id, created := "chatcmpl-"+strings.TrimPrefix(runReq.RunID, "run-"), time.Now().Unix()
+	tr := &completions.Translator{ToolActivity: activity}
+	runReq.Sink = tr
+	if req.Stream {
+		out := sse.Start(w, a.heartbeat, map[string]string{"X-Run-Id": runReq.RunID})
+		defer out.Close()
+		chunks := &completions.Chunks{ID: id, Created: created, Model: req.Model, Write: out.Data,
+			IncludeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+		tr.Out = chunks
+		chunks.Start()
+		res, err := a.s.Run(r.Context(), runReq)
+		if err != nil {
+			_, typ, code := openAIFailure(res, err)
+			chunks.Fail(failureMessage(res, err), typ, code)
+			return
+		}
+		if !tr.ClientCalls() && res.Msg.Data != nil && !tr.Wrote() {
+			chunks.Content(res.Msg.GetData())
+		}
+		chunks.Finish(finishReason(tr), completions.UsageOf(res.Usage))
+		return
+	}
+	msg := &completions.Message{}
+	tr.Out = msg
+	w.Header().Set("X-Run-Id", runReq.RunID)
+	res, err := a.s.Run(r.Context(), runReq)
+	if err != nil {
+		status, typ, code := openAIFailure(res, err)
+		// A failed agent run is not a transient API hiccup: ask the SDKs
+		// not to run it again behind the caller's back.
+		w.Header().Set("X-Should-Retry", "false")
+		writeOpenAIError(w, status, failureMessage(res, err), typ, code)
+		return
+	}
+	fallback := ""
+	if res.Msg.Data != nil {
+		fallback = res.Msg.GetData()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(msg.Completion(id, created, req.Model, fallback, finishReason(tr), completions.UsageOf(res.Usage)))
+}
+
+func finishReason(tr *completions.Translator) string {
+	if tr.ClientCalls() {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func failureMessage(res RunResult, err error) string {
+	if res.Error != "" {
+		return res.Error
+	}
+	return err.Error()
+}
+
+// openAIFailure maps a failed run to an HTTP status and OpenAI's error
+// type and code.
+func openAIFailure(res RunResult, err error) (int, string, string) {
+	if errors.Is(err, ErrNoChain) {
+		return http.StatusNotFound, "invalid_request_error", "model_not_found"
+	}
+	switch res.ErrorCode {
+	case "no_llm":
+		return http.StatusServiceUnavailable, "server_error", "no_llm"
+	case agent.CodeLLM:
+		return http.StatusBadGateway, "api_error", agent.CodeLLM
+	case agent.CodeTimeout:
+		return http.StatusGatewayTimeout, "timeout", agent.CodeTimeout
+	case agent.CodeCancelled:
+		return http.StatusServiceUnavailable, "cancelled", agent.CodeCancelled
+	case "invalid_input":
+		return http.StatusBadRequest, "invalid_request_error", "invalid_input"
+	}
+	return http.StatusInternalServerError, "server_error", res.ErrorCode
+}
+
+// models answers GET /v1/models: the agent chains.
+func (a openaiAPI) models(w http.ResponseWriter, _ *http.Request) {
+	data := []map[string]any{}
+	for _, c := range a.s.List() {
+		if c.IsAgent && !c.Disabled {
+			data = append(data, modelObject(c.ID))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// model answers GET /v1/models/{model}.
+func (a openaiAPI) model(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("model")
+	if _, ok := a.s.Engine(id); !ok {
+		writeOpenAIError(w, http.StatusNotFound, "The model `"+id+"` does not exist", "invalid_request_error", "model_not_found")
+		return
+	}
+	writeJSON(w, http.StatusOK, modelObject(id))
+}
+
+func modelObject(id string) map[string]any {
+	return map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "ruleagent"}
+}
+
+// writeOpenAIError answers with OpenAI's error JSON, which the OpenAI SDKs
+// turn into their usual exceptions (NotFoundError for 404, ...).
+func writeOpenAIError(w http.ResponseWriter, status int, message, typ, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(completions.ErrorJSON(message, typ, code))
+}

@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rulego/rulego/api/types"
+	"github.com/rulego/rulego/engine"
+)
+
+// chainPool is the store's RuleGo engine pool (types.RuleEnginePool): chain
+// ids to engines, with a replace that never disturbs a run in flight.
+//
+// RuleGo's own pool reloads a chain in place (ReloadSelf): new messages
+// wait, it waits up to 10 s for the running ones, then destroys the old
+// nodes under any run still going (an agent run easily lasts minutes). Here
+// a new version is built as a separate engine and swapped in: new runs get
+// it at once, and the old engine is retired, stopped only once its runs
+// have finished (or after retireGrace, when they are cancelled).
+type chainPool struct {
+	mu      sync.RWMutex
+	engines map[string]types.RuleEngine
+	// retiring holds the old engines still finishing runs.
+	retiring   map[types.RuleEngine]bool
+	retireDone sync.WaitGroup
+	grace      time.Duration
+}
+
+// retireGrace is how long a replaced or deleted chain's runs may go on
+// before they are cancelled (the default run timeout is 10 minutes).
+const retireGrace = 15 * time.Minute
+
+func newChainPool() *chainPool {
+	return &chainPool{engines: map[string]types.RuleEngine{}, retiring: map[types.RuleEngine]bool{}, grace: retireGrace}
+}
+
+// build makes a new engine for id without publishing it.
+func (p *chainPool) build(id string, dsl []byte, opts ...types.RuleEngineOption) (types.RuleEngine, error) {
+	opts = append(opts, types.WithRuleEnginePool(p))
+	return engine.NewRuleEngine(id, dsl, opts...)
+}
+
+// Swap builds chain id from dsl and publishes it, retiring the version it
+// replaces. If the build fails, nothing changes.
+func (p *chainPool) Swap(id string, dsl []byte, opts ...types.RuleEngineOption) (types.RuleEngine, error) {
+	e, err := p.build(id, dsl, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p.Publish(id, e)
+	return e, nil
+}
+
+// Publish makes e chain id's engine, retiring the version it replaces.
+func (p *chainPool) Publish(id string, e types.RuleEngine) {
+	p.mu.Lock()
+	old := p.engines[id]
+	p.engines[id] = e
+	p.mu.Unlock()
+	p.retire(old)
+}
+
+// Remove unpublishes chain id and retires it. It reports whether it existed.
+func (p *chainPool) Remove(id string) bool {
+	p.mu.Lock()
+	old, ok := p.engines[id]
+	delete(p.engines, id)
+	p.mu.Unlock()
+	p.retire(old)
+	return ok
+}
+
+// retire stops e in the background once its runs have ended, cancelling
+// them after the grace period.
+func (p *chainPool) retire(e types.RuleEngine) {
+	if e == nil {
+		return
+	}
+	p.mu.Lock()
+	p.retiring[e] = true
+	p.mu.Unlock()
+	p.retireDone.Add(1)
+	go func() {
+		defer p.retireDone.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), p.grace)
+		defer cancel()
+		e.Stop(ctx)
+		p.mu.Lock()
+		delete(p.retiring, e)
+		p.mu.Unlock()
+	}()
+}
+
+// IDs returns the deployed chain ids, sorted.
+func (p *chainPool) IDs() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return slices.Sorted(maps.Keys(p.engines))
+}
+
+// Load implements types.RuleEnginePool: it deploys every *.json chain under
+// folder, reporting the files that fail.
+func (p *chainPool) Load(folder string, opts ...types.RuleEngineOption) error {
+	var errs []error
+	err := filepath.WalkDir(folder, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		dsl, err := os.ReadFile(path)
+		if err == nil {
+			_, err = p.New("", dsl, opts...)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+		}
+		return nil
+	})
+	return errors.Join(append(errs, err)...)
+}
+
+// New implements types.RuleEnginePool with RuleGo's semantics: an existing
+// chain is returned unchanged. An empty id means the DSL's ruleChain.id.
+func (p *chainPool) New(id string, dsl []byte, opts ...types.RuleEngineOption) (types.RuleEngine, error) {
+	if id == "" {
+		var err error
+		if id, err = ChainID(dsl); err != nil {
+			return nil, err
+		}
+	}
+	if e, ok := p.Get(id); ok {
+		return e, nil
+	}
+	return p.Swap(id, dsl, opts...)
+}
+
+// Get implements types.RuleEnginePool.
+func (p *chainPool) Get(id string) (types.RuleEngine, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	e, ok := p.engines[id]
+	return e, ok
+}
+
+// Del implements types.RuleEnginePool.
+func (p *chainPool) Del(id string) { p.Remove(id) }
+
+// Stop implements types.RuleEnginePool: every chain is stopped, its runs
+// given RuleGo's default grace (10 s) before they are cancelled.
+func (p *chainPool) Stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p.StopContext(ctx)
+}
+
+// StopContext stops every chain, retiring versions included, giving runs
+// until ctx's deadline to end before they are cancelled.
+func (p *chainPool) StopContext(ctx context.Context) {
+	p.mu.Lock()
+	all := slices.Collect(maps.Values(p.engines))
+	all = append(all, slices.Collect(maps.Keys(p.retiring))...)
+	p.engines = map[string]types.RuleEngine{}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range all {
+		wg.Go(func() { e.Stop(ctx) })
+	}
+	wg.Wait()
+	p.retireDone.Wait()
+}
+
+// OnMsg implements types.RuleEnginePool: every chain gets msg.
+func (p *chainPool) OnMsg(msg types.RuleMsg) {
+	p.mu.RLock()
+	all := slices.Collect(maps.Values(p.engines))
+	p.mu.RUnlock()
+	for _, e := range all {
+		e.OnMsg(msg)
+	}
+}
+
+// Reload implements types.RuleEnginePool.
+func (p *chainPool) Reload(opts ...types.RuleEngineOption) {
+	p.mu.RLock()
+	all := slices.Collect(maps.Values(p.engines))
+	p.mu.RUnlock()
+	for _, e := range all {
+		_ = e.Reload(opts...)
+	}
+}
+
+// Range implements types.RuleEnginePool.
+func (p *chainPool) Range(f func(key, value any) bool) {
+	for _, id := range p.IDs() {
+		if e, ok := p.Get(id); ok && !f(id, e) {
+			return
+		}
+	}
+}
