@@ -392,3 +392,66 @@ func (nopPeer) progress(any, int, string) {}
 func (nopPeer) elicit(context.Context, ask.Question) (ask.Answer, error) {
 	return ask.Answer{}, errors.New("not asked")
 }
+
+// carefulDSL is the reader agent with every call of read needing approval.
+const carefulDSL = `{
+  "ruleChain": {"id": "careful", "name": "Careful reader"},
+  "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Agent",
+    "configuration": {"url": "${global.llm_url}", "model": "${global.model}", "key": "sk-test", "systemPrompt": "You are reader.",
+      "workspace": "${global.workspace}", "tools": [{"type": "builtin", "name": "read"}], "approval": {"tools": ["read"]}}}],
+    "connections": []}
+}`
+
+// TestMCPApprovalAsksTheClient: an agent served over MCP whose tool call
+// needs approval (the node's approval setting) asks the MCP client: a
+// 2026-07-28 client answers input_required; accepted, the call runs;
+// declined, the model reads the refusal and the run goes on.
+func TestMCPApprovalAsksTheClient(t *testing.T) {
+	e := newMCPEnvWith(t, map[string][]byte{"careful.json": []byte(carefulDSL)})
+	url := serveLoopback(t, Handler(Options{Store: e.store})) + "/mcp"
+	args := map[string]any{"arguments": map[string]any{"message": "What do the notes say?"}}
+
+	first := toolsCall(t, url, "careful", args, elicitCaps)
+	var key string
+	for k, v := range first.inputRequests(t) {
+		key = k
+		params, _ := v.(map[string]any)["params"].(map[string]any)
+		if msg, _ := params["message"].(string); !strings.HasPrefix(msg, `Approve read {"path":"notes.txt"}`) {
+			t.Errorf("the question: %q", msg)
+		}
+	}
+	done := toolsCall(t, url, "careful", map[string]any{"arguments": args["arguments"], "requestState": first.result["requestState"],
+		"inputResponses": map[string]any{key: accept(map[string]any{})}}, elicitCaps)
+	if done.text() != readerAnswer {
+		t.Fatalf("approved: %v %v", done.result, done.err)
+	}
+	if res := lastToolResult(t, e); !strings.Contains(res, readerNotes) {
+		t.Errorf("the approved read returned %q", res)
+	}
+
+	again := toolsCall(t, url, "careful", args, elicitCaps)
+	for k := range again.inputRequests(t) {
+		key = k
+	}
+	declined := toolsCall(t, url, "careful", map[string]any{"arguments": args["arguments"], "requestState": again.result["requestState"],
+		"inputResponses": map[string]any{key: map[string]any{"action": "decline"}}}, elicitCaps)
+	if declined.result["resultType"] != "complete" {
+		t.Fatalf("declined: %v %v", declined.result, declined.err)
+	}
+	if res := lastToolResult(t, e); !strings.Contains(res, "declined") || strings.Contains(res, readerNotes) {
+		t.Errorf("the declined read returned %q", res)
+	}
+}
+
+// lastToolResult is the last tool result the scripted model was sent.
+func lastToolResult(t *testing.T, e *mcpEnv) string {
+	t.Helper()
+	reqs := e.model.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if res := reqs[i].ToolResults(); len(res) > 0 {
+			return res[len(res)-1].Content
+		}
+	}
+	t.Fatal("the model was sent no tool result")
+	return ""
+}

@@ -82,16 +82,17 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCa
 		r.early = call.Responses
 	}
 	r.ctx, r.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	// The chain asks through this run, never through an Asker the caller's
-	// context carries (an agent calling over "self").
-	runCtx := ask.WithAsker(r.ctx, r)
+	// The chain asks through this run, never through an Asker or Approver
+	// the caller's context carries (an agent calling over "self"); its
+	// approvals and forms become questions to the client too.
+	runCtx := tools.WithApprover(ask.WithAsker(r.ctx, r), mcpApprover{asker: r})
 	if e, ok := c.store.Engine(id); ok {
 		runCtx = components.WithNodeSteps(runCtx, e, id, r.progress)
 	}
 	// Attached before the run starts, so that its first events are sent.
 	r.progress.attach(call.Peer, call.Progress)
 	go func() {
-		res, err := c.store.RunChain(runCtx, id, input, nil, r.progress)
+		res, err := c.store.RunChain(runCtx, id, input, map[string]string{"source": "mcp"}, r.progress)
 		if err != nil && r.ctx.Err() != nil {
 			err = context.Cause(r.ctx)
 		}

@@ -120,8 +120,30 @@ func TestRemoteQuestions(t *testing.T) {
 			if o.IsError || o.Content != "Hello, Ada!" || len(asked) != 1 || asked[0].Message != "What is your name?" {
 				t.Fatalf("with an asker: %q (asked %+v)", o.Content, asked)
 			}
+
+			// A run whose client answers interrupts: the question is a form.
+			approver := &formFiller{answer: json.RawMessage(`{"name":"Grace"}`)}
+			o = set.Invoke(tools.WithApprover(context.Background(), approver), &tools.Run{Sink: events.Discard}, call)
+			if o.IsError || o.Content != "Hello, Grace!" || len(approver.got) != 1 {
+				t.Fatalf("with an approver: %q (%d requests)", o.Content, len(approver.got))
+			}
+			if req := approver.got[0]; req.ToolCallID != "c1" || req.Tool != "r__greet" || req.ToolType != tools.TypeMCP ||
+				!strings.Contains(string(req.ResponseSchema), `"name"`) || !strings.Contains(string(req.Args), "What is your name?") {
+				t.Errorf("the interrupt's request: %+v", req)
+			}
 		})
 	}
+}
+
+// formFiller is a run's Approver (governance) that fills every form.
+type formFiller struct {
+	answer json.RawMessage
+	got    []tools.ApprovalRequest
+}
+
+func (f *formFiller) Approve(_ context.Context, req tools.ApprovalRequest) (tools.ApprovalDecision, error) {
+	f.got = append(f.got, req)
+	return tools.ApprovalDecision{Approved: true, Answer: f.answer}, nil
 }
 
 // progressServer has a tool that reports three steps of progress.
@@ -146,12 +168,15 @@ func progressServer() *server.MCPServer {
 // TestRemoteProgressIsAnActivity: a remote tool's progress becomes an AG-UI
 // activity in the run's stream (a snapshot, a delta per report, a last one
 // marking it done), which both the Go checker and the real @ag-ui/client
-// accept.
+// accept. In process, every report arrives before the result (the self
+// transport sees to it). (Over HTTP an mcp-go v1.2.1 server sometimes
+// drops the report its forwarder holds when it writes the result, so the
+// same count is asserted against the TypeScript server instead:
+// TestAgainstTheTypeScriptServer2.)
 func TestRemoteProgressIsAnActivity(t *testing.T) {
 	var streams [][][]byte
 	for _, tc := range []struct{ name, entry string }{
 		{"in process", `{"server":"self"}`},
-		{"over HTTP", `{"server":"` + httpServe(t, progressServer()) + `"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := mustBuild(t, Options{Self: progressServer()}, `[{"type":"mcp","name":"slow","config":`+tc.entry+`}]`)

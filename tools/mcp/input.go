@@ -16,10 +16,11 @@ import (
 // elicitation answers a server's questions: the input_required of a
 // 2026-07-28 server, or the elicitation/create request of an older one. It
 // is the seam where a person answers a remote tool: it hands the question
-// to the ask.Asker of the calling run (governance will put one there, which
-// raises an approval or a form in the run's front end). Without one, the
-// question fails the call with an *ask.NotAskedError that says what was
-// asked, which becomes the tool error the model reads.
+// to the ask.Asker of the calling run, or else to its tools.Approver (a run
+// started by a client that answers interrupts: the question becomes an
+// AG-UI interrupt, a form or an approval). Without either, the question
+// fails the call with an *ask.NotAskedError that says what was asked, which
+// becomes the tool error the model reads.
 //
 // Registering it declares the elicitation capability: a server may ask,
 // and whether a person answers is the run's to say.
@@ -91,10 +92,16 @@ func (e elicitation) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*m
 		}
 		q.Schema = b
 	}
-	if ask.From(ctx) == nil {
-		return nil, &ask.NotAskedError{Question: q, Why: "this agent run cannot ask a person yet"}
+	asker := ask.From(ctx)
+	if asker == nil {
+		if ap := tools.ApproverFrom(ctx); ap != nil {
+			asker = approverAsker{approver: ap, call: tools.CallFrom(ctx)}
+		}
 	}
-	a, err := ask.Ask(ctx, q)
+	if asker == nil {
+		return nil, &ask.NotAskedError{Question: q, Why: "this agent run cannot ask a person (it was not started by a client that answers interrupts)"}
+	}
+	a, err := ask.Ask(ask.WithAsker(ctx, asker), q)
 	if err != nil {
 		return nil, err
 	}
@@ -139,4 +146,43 @@ func withDefaults(content map[string]any, schema json.RawMessage) {
 func notAsked(err error) (*ask.NotAskedError, bool) {
 	var na *ask.NotAskedError
 	return na, errors.As(err, &na)
+}
+
+// approverAsker puts a remote tool's question to the run's tools.Approver
+// (governance: the run pauses with an AG-UI interrupt): a question with
+// fields is a form whose answer is the content, one without is an approval
+// to accept or decline. The interrupt names the tool call, and carries the
+// question in its arguments.
+type approverAsker struct {
+	approver tools.Approver
+	call     *tools.CallInfo
+}
+
+func (a approverAsker) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
+	args, _ := json.Marshal(map[string]string{"question": q.Message})
+	req := tools.ApprovalRequest{ToolType: tools.TypeMCP, Args: args, Timeout: tools.DefaultApprovalTimeout}
+	if a.call != nil {
+		req.ToolCallID, req.Tool = a.call.ToolCallID, a.call.ToolName
+	}
+	if hasFields(q.Schema) {
+		req.ResponseSchema = q.Schema
+	}
+	d, err := a.approver.Approve(ctx, req)
+	switch {
+	case err != nil:
+		return ask.Answer{}, err
+	case !d.Approved:
+		return ask.Answer{Action: ask.Decline}, nil
+	case req.ResponseSchema != nil:
+		return ask.Answer{Action: ask.Accept, Content: d.Answer}, nil
+	}
+	return ask.Answer{Action: ask.Accept}, nil
+}
+
+// hasFields reports whether an object schema asks for any field.
+func hasFields(schema json.RawMessage) bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	return json.Unmarshal(schema, &s) == nil && len(s.Properties) > 0
 }
