@@ -3,7 +3,6 @@ package server
 import (
 	"log/slog"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -58,6 +57,13 @@ const (
 // It serves protocol versions 2026-07-28 (stateless), 2025-11-25 and the
 // earlier ones mcp-go knows, each request in its own era.
 func NewMCPServer(s *Store, o MCPOptions) *mcpserver.MCPServer {
+	srv, _ := newMCPService(s, o)
+	return srv
+}
+
+// newMCPService is NewMCPServer, also returning the chain tools behind the
+// server (the store keeps them, to end the runs waiting for input).
+func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 	if o.Version == "" {
 		o.Version = moduleVersion()
 	}
@@ -86,20 +92,14 @@ func NewMCPServer(s *Store, o MCPOptions) *mcpserver.MCPServer {
 	ct := &chainTools{store: s, host: gosdkHost{srv}, opts: o, waiting: waiting,
 		byChain: map[string]exposedChain{}, byName: map[string]string{}, withheld: map[string]bool{}}
 	ct.publishCatalog()
-	services.Store(srv, ct)
 	// Watch first, then expose what is already deployed: a chain deployed
 	// in between is updated twice, never missed.
 	s.OnChange(ct.update)
 	for _, info := range s.List() {
 		ct.update(info.ID)
 	}
-	return srv
+	return srv, ct
 }
-
-// services finds the chain tools of a store's MCP server, so that closing
-// the store (closeMCP) ends the runs still waiting for input: the Store
-// keeps only the *mcpserver.MCPServer it was given.
-var services sync.Map // *mcpserver.MCPServer -> *chainTools
 
 // MCP returns the store's MCP server, the one registered as components.SelfMCPUDF.
 func (s *Store) MCP() *mcpserver.MCPServer { return s.mcp }

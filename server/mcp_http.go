@@ -68,8 +68,8 @@ func (s *Store) CloseMCPSessions() {
 // cancels the runs waiting for a client's input (they would otherwise hold
 // the engines' shutdown).
 func (s *Store) closeMCPHTTP() {
-	if ct, ok := services.LoadAndDelete(s.mcp); ok {
-		ct.(*chainTools).waiting.close()
+	if s.mcpTools != nil {
+		s.mcpTools.waiting.close()
 	}
 	if h := s.startedMCPHTTP(); h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), mcpShutdownTimeout)

@@ -237,12 +237,8 @@ func TestMCPInputRequestState(t *testing.T) {
 // InputTimeout, and its state is then refused.
 func TestMCPInputTimeout(t *testing.T) {
 	s := chainStore(t, nil, map[string]string{"greet": greetDSL("greet")})
-	srv := NewMCPServer(s, MCPOptions{InputTimeout: time.Millisecond})
-	ct := mustService(t, srv)
-	t.Cleanup(func() {
-		ct.waiting.close()
-		services.Delete(srv)
-	})
+	_, ct := newMCPService(s, MCPOptions{InputTimeout: time.Millisecond})
+	t.Cleanup(ct.waiting.close)
 	out := ct.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}})
 	if len(out.Questions) != 1 || out.State == "" {
 		t.Fatalf("no question: %+v", out)
@@ -347,7 +343,7 @@ func TestMCPStoreCloseEndsWaitingRuns(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	ct := mustService(t, s.MCP())
+	ct := s.mcpTools
 	out := ct.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}})
 	if len(out.Questions) != 1 {
 		t.Fatalf("no question: %+v", out)
@@ -367,16 +363,6 @@ func TestMCPStoreCloseEndsWaitingRuns(t *testing.T) {
 	if !errors.Is(run.err, errServerClosed) {
 		t.Errorf("the run ended with %v, want errServerClosed", run.err)
 	}
-}
-
-// mustService is the chain tools behind an MCP server.
-func mustService(t *testing.T, srv any) *chainTools {
-	t.Helper()
-	v, ok := services.Load(srv)
-	if !ok {
-		t.Fatal("no chain tools registered for the server")
-	}
-	return v.(*chainTools)
 }
 
 func (c *chainTools) waitingCount() int {
