@@ -41,6 +41,7 @@ type Config struct {
 	MaxConcurrentSubagents int            `json:"maxConcurrentSubagents" label:"Concurrent sub-agents" desc:"Sub-agents one run may have running at once; further calls wait for a free slot."`
 	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
+	Session                map[string]any `json:"session" label:"Session" desc:"Conversation memory between runs: {scope: none|global|user|thread|user_thread, name, memory: full|final|tool_summaries, toolResultLimit, maxHistoryMessages, maxHistoryTokens, compaction: {keepTurns, prompt}, ttl, allowedModels}. See README, Sessions and memory."`
 }
 
 // defaultConfig holds the documented defaults.
@@ -92,6 +93,7 @@ type parsed struct {
 	timeout      time.Duration
 	aspectList   []aspects.Aspect
 	systemPrompt string
+	session      *sessionSpec
 }
 
 func (c *Config) parse() (*parsed, error) {
@@ -159,6 +161,9 @@ func (c *Config) parse() (*parsed, error) {
 		}
 	}
 	if p.aspectList, err = parseAspects(c.Aspects); err != nil {
+		return nil, err
+	}
+	if p.session, err = parseSession(c.Session); err != nil {
 		return nil, err
 	}
 	return p, nil
