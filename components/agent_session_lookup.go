@@ -2,6 +2,10 @@ package components
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -46,4 +50,33 @@ func SessionAgents(dsl []byte) []SessionAgent {
 		out = append(out, a)
 	}
 	return out
+}
+
+// ErrNoSessionAgent reports a session whose agent no chain declares.
+var ErrNoSessionAgent = errors.New("no agent keeps these sessions")
+
+// ResolveSessionModel checks that name may be set as the model of the
+// session key among the chains dsls: an agent named key.Agent keeps
+// sessions of key's scope and lists name in its allowedModels. It returns
+// the agent and the name to store ("" for DefaultModelName).
+func ResolveSessionModel(dsls [][]byte, key sessions.Key, name string) (SessionAgent, string, error) {
+	name = strings.TrimSpace(name)
+	if name == DefaultModelName {
+		name = ""
+	}
+	for _, dsl := range dsls {
+		for _, a := range SessionAgents(dsl) {
+			if a.Config.Agent != key.Agent {
+				continue
+			}
+			if a.Config.Scope != key.Scope {
+				return a, "", fmt.Errorf("agent %q keeps %s sessions, not %s", key.Agent, a.Config.Scope, key.Scope)
+			}
+			if name != "" && !slices.Contains(a.Models, name) {
+				return a, "", fmt.Errorf("model %q is not in agent %q's session.allowedModels (%s)", name, key.Agent, strings.Join(a.Models, ", "))
+			}
+			return a, name, nil
+		}
+	}
+	return SessionAgent{}, "", fmt.Errorf("%w: no deployed agent keeps sessions named %q", ErrNoSessionAgent, key.Agent)
 }

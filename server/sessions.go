@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -145,22 +144,13 @@ func (a sessionsAPI) setModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ag, ok := a.s.sessionAgent(key.Agent)
-	if !ok {
-		writeError(w, http.StatusNotFound, "no deployed agent keeps sessions named "+quote(key.Agent))
+	ag, name, err := components.ResolveSessionModel(a.s.deployedDSLs(), key, *body.Model)
+	switch {
+	case errors.Is(err, components.ErrNoSessionAgent):
+		writeError(w, http.StatusNotFound, err.Error())
 		return
-	}
-	if ag.Config.Scope != key.Scope {
-		writeError(w, http.StatusBadRequest, "agent "+quote(key.Agent)+" keeps "+string(ag.Config.Scope)+" sessions, not "+string(key.Scope))
-		return
-	}
-	name := strings.TrimSpace(*body.Model)
-	if name == components.DefaultModelName {
-		name = ""
-	}
-	if name != "" && !slices.Contains(ag.Models, name) {
-		writeError(w, http.StatusBadRequest, "model "+quote(name)+" is not in agent "+quote(key.Agent)+"'s session.allowedModels ("+
-			strings.Join(ag.Models, ", ")+")")
+	case err != nil:
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	rec, err := sessions.SetModel(r.Context(), st, key, name, ag.Config.TTL)
@@ -171,21 +161,15 @@ func (a sessionsAPI) setModel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rec.Info())
 }
 
-// sessionAgent finds the deployed agent node that keeps sessions named
-// name.
-func (s *Store) sessionAgent(name string) (components.SessionAgent, bool) {
+// deployedDSLs are the deployed chains' definitions.
+func (s *Store) deployedDSLs() [][]byte {
+	var out [][]byte
 	for _, c := range s.List() {
-		dsl, ok := s.DSL(c.ID)
-		if !ok {
-			continue
-		}
-		for _, a := range components.SessionAgents(dsl) {
-			if a.Config.Agent == name {
-				return a, true
-			}
+		if dsl, ok := s.DSL(c.ID); ok {
+			out = append(out, dsl)
 		}
 	}
-	return components.SessionAgent{}, false
+	return out
 }
 
 // sessionError answers a session store error.

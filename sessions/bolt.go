@@ -23,7 +23,7 @@ type Bolt struct {
 	path  string
 	locks localLocks
 	now   func() time.Time
-	stop  func()
+	sweep sweeper
 }
 
 var (
@@ -42,16 +42,16 @@ type boltInfo struct {
 // ErrLocked reports a bbolt file another process holds.
 var ErrLocked = errors.New("the session store is in use by another process")
 
-// OpenBolt opens (creating if needed) the bbolt store at path. An idle
-// session is removed when it expires: on read, and by a sweep every
-// minute.
+// OpenBolt opens (creating if needed) the bbolt store at path. An expired
+// session is never read or listed, and a write removes them all at most
+// once a minute.
 func OpenBolt(path string) (*Bolt, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w: %s (is a ruleagent server running on it? use its API, or ruleagent sessions --server URL)", ErrLocked, path)
+		return nil, fmt.Errorf("%w: %s (is a ruleagent server running on it?)", ErrLocked, path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session store %s: %w", path, err)
@@ -68,9 +68,7 @@ func OpenBolt(path string) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("session store %s: %w", path, err)
 	}
-	s := &Bolt{db: db, path: path, now: time.Now}
-	s.stop = every(time.Minute, s.sweep)
-	return s, nil
+	return &Bolt{db: db, path: path, now: time.Now}, nil
 }
 
 // Name implements Store.
@@ -135,6 +133,9 @@ func (s *Bolt) Put(_ context.Context, rec *Record) error {
 		return s.err(err)
 	}
 	rec.Version = next.Version
+	if s.sweep.due(s.now()) {
+		s.dropExpired()
+	}
 	return nil
 }
 
@@ -174,8 +175,8 @@ func (s *Bolt) List(_ context.Context, f Filter) ([]Info, error) {
 	return sortInfos(out, f.Limit), s.err(err)
 }
 
-// sweep removes the expired sessions.
-func (s *Bolt) sweep() {
+// dropExpired removes the expired sessions.
+func (s *Bolt) dropExpired() {
 	_ = s.db.Update(func(tx *bolt.Tx) error {
 		var dead [][]byte
 		_ = tx.Bucket(bucketInfo).ForEach(func(k, v []byte) error {
@@ -199,7 +200,6 @@ func (s *Bolt) Lock(_ context.Context, id string) (Lease, error) { return s.lock
 
 // Close implements Store.
 func (s *Bolt) Close() error {
-	s.stop()
 	return s.db.Close()
 }
 

@@ -12,7 +12,7 @@ import (
 type Memory struct {
 	locks localLocks
 	now   func() time.Time
-	stop  func()
+	sweep sweeper
 
 	mu     sync.Mutex
 	recs   map[string]memEntry
@@ -25,20 +25,17 @@ type memEntry struct {
 	version int64
 }
 
-func (e memEntry) live(now time.Time) bool { return e.info.Expires.IsZero() || now.Before(e.info.Expires) }
-
-// NewMemory returns an empty in-memory store. Expired sessions are
-// dropped when read, listed, and by a sweep every minute.
-func NewMemory() *Memory {
-	m := &Memory{recs: map[string]memEntry{}, now: time.Now}
-	m.stop = every(time.Minute, m.sweep)
-	return m
+func (e memEntry) live(now time.Time) bool {
+	return e.info.Expires.IsZero() || now.Before(e.info.Expires)
 }
 
-func (m *Memory) sweep() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.now()
+// NewMemory returns an empty in-memory store. Expired sessions are
+// dropped when read or listed, and all of them by a write at most once a
+// minute; the store holds no goroutine, so it needs no Close but its own.
+func NewMemory() *Memory { return &Memory{recs: map[string]memEntry{}, now: time.Now} }
+
+// dropExpired removes the expired sessions; the caller holds m.mu.
+func (m *Memory) dropExpired(now time.Time) {
 	for id, e := range m.recs {
 		if !e.live(now) {
 			delete(m.recs, id)
@@ -86,6 +83,9 @@ func (m *Memory) Put(_ context.Context, rec *Record) error {
 	}
 	m.recs[rec.ID] = memEntry{data: b, info: next.Info(), version: next.Version}
 	rec.Version = next.Version
+	if now := m.now(); m.sweep.due(now) {
+		m.dropExpired(now)
+	}
 	return nil
 }
 
@@ -130,7 +130,6 @@ func (m *Memory) Lock(_ context.Context, id string) (Lease, error) { return m.lo
 
 // Close implements Store.
 func (m *Memory) Close() error {
-	m.stop()
 	m.mu.Lock()
 	m.closed, m.recs = true, nil
 	m.mu.Unlock()

@@ -5,30 +5,28 @@ import (
 	"time"
 )
 
-// every calls fn every interval on its own goroutine until the returned
-// stop is called; stop waits for a call in progress to end.
-func every(interval time.Duration, fn func()) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				fn()
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			wg.Wait()
-		})
+// sweepEvery is how often a store's writes also remove expired sessions.
+const sweepEvery = time.Minute
+
+// sweeper says when a store's periodic removal of expired sessions is due.
+// It rides on writes rather than a goroutine: a store with no writes has
+// nothing new to expire, and lets reads skip what has.
+type sweeper struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// due reports whether a sweep is due at now, and if so counts it as done.
+func (s *sweeper) due(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last.IsZero() {
+		s.last = now
+		return false
 	}
+	if now.Sub(s.last) < sweepEvery {
+		return false
+	}
+	s.last = now
+	return true
 }

@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/sessions"
 )
 
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -22,7 +24,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
-	data := fs.String("data", "data", "folder for run data")
+	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it)")
+	sessionStore := fs.String("session-store", "bolt", "where agents' sessions are kept: bolt (DATA/sessions.db), bolt:PATH, memory, or redis://host:port/db (shared by several servers)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -51,7 +54,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("--data: %w", err)
 	}
 	g := processGlobals(globalsF)
-	store, loadErrs := server.OpenStore(*chains, server.NewConfig(g))
+	sess, err := sessions.Open(ctx, *sessionStore, *data)
+	if err != nil {
+		return fmt.Errorf("--session-store: %w", err)
+	}
+	defer sess.Close()
+	cfg := server.NewConfig(g)
+	components.RegisterSessions(&cfg, sess)
+	store, loadErrs := server.OpenStore(*chains, cfg)
 	defer store.Close()
 	store.SetLogger(logger)
 	for _, e := range loadErrs {
@@ -127,6 +137,9 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 	}
 	if token {
 		fmt.Fprintln(w, "  auth: bearer token required")
+	}
+	if ss := store.Sessions(); ss != nil {
+		fmt.Fprintf(w, "  sessions: %s\n", ss.Name())
 	}
 	fmt.Fprintf(w, "  editor: http://%s/   API: http://%s/api/v1/chains   OpenAI: http://%s/v1   MCP: http://%s/mcp\n", addr, addr, addr, addr)
 }
