@@ -193,7 +193,9 @@ func TestSessionsAcrossServerProcesses(t *testing.T) {
 		if out := p.say("t1", "remember 42"); out["outcome"] != "success" {
 			t.Fatalf("first run: %v %s", out, p.logs)
 		}
-		go func() { _, _ = p.tryPost("/api/v1/chains/memo/run", map[string]any{"input": "hang in there", "threadId": "t1"}) }()
+		go func() {
+			_, _ = p.tryPost("/api/v1/chains/memo/run", map[string]any{"input": "hang in there", "threadId": "t1"})
+		}()
 		waitLLM(t, llm, "hang in there")
 		p.kill(syscall.SIGKILL)
 
