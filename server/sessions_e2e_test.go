@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -153,6 +154,35 @@ func TestSessionCompaction(t *testing.T) {
 	if status != 200 || rec.Summary != "The user said: one; two" || len(rec.Compactions) != 1 || rec.Compactions[0].Messages != 4 ||
 		len(rec.Messages) != 4 || rec.Messages[0].Content != "three" {
 		t.Errorf("session after compaction: %d %s", status, b)
+	}
+}
+
+// A compaction the LLM fails: the run goes on with the oldest turns
+// pruned instead, and a warning event says so.
+func TestSessionCompactionFailureFallsBackToPruning(t *testing.T) {
+	e := newSessionEnv(t, sessions.NewMemory(), map[string]string{"memo": memoChain("memo", map[string]any{"scope": "thread",
+		"maxHistoryMessages": 4, "compaction": map[string]any{"keepTurns": 1, "prompt": promptNoCompaction}})})
+	for _, s := range []string{"one", "two", "three"} {
+		e.say("memo", "t1", s)
+	}
+	status, body, _ := e.do("POST", "/api/v1/chains/memo/run", map[string]any{"input": "four", "threadId": "t1", "stream": true})
+	if status != 200 {
+		t.Fatal(status)
+	}
+	wantConv(t, agentRequest(e, promptMemo), sysMemo, "user: two", "assistant: Noted: two", "user: three", "assistant: Noted: three", "user: four")
+	warned := false
+	for _, ev := range sseEvents(t, body) {
+		var m map[string]any
+		_ = json.Unmarshal(ev, &m)
+		if v, _ := m["value"].(map[string]any); m["name"] == sessions.EventWarning && strings.Contains(fmt.Sprint(v["message"]), "compaction failed") {
+			warned = true
+		}
+		if m["type"] == "RUN_ERROR" {
+			t.Errorf("the run failed: %v", m)
+		}
+	}
+	if !warned {
+		t.Error("no warning event for the failed compaction")
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 const (
 	promptMemo     = "You are the memo agent."
 	promptSessTool = "You are the session tools agent."
+	// promptNoCompaction is a compaction prompt the LLM always fails.
+	promptNoCompaction = "Compact this, if you can."
 )
 
 // sessionScript answers the memo agent with what it was told, the tools
@@ -26,6 +28,8 @@ const (
 // assert what reached the model.
 func sessionScript() llmtest.Script {
 	return llmtest.Route(
+		llmtest.Rule{Match: llmtest.SystemContains(promptNoCompaction), Script: llmtest.Always(llmtest.Response{
+			Status: 500, ErrorMessage: "the summariser is down"})},
 		llmtest.Rule{Match: llmtest.SystemContains(sessions.CompactionPrompt), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
 			var said []string
 			for _, line := range strings.Split(r.LastUserText(), "\n") {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/internal/redistest"
 )
@@ -272,6 +274,50 @@ func TestOpenSpecs(t *testing.T) {
 	for _, bad := range []string{"mongo://x", "redis://127.0.0.1:1/0"} {
 		if _, err := Open(t.Context(), bad, dir); err == nil {
 			t.Errorf("%s opened", bad)
+		}
+	}
+}
+
+// Expired sessions leave the in-process stores with a later write, not
+// only when read.
+func TestExpiredSessionsAreSwept(t *testing.T) {
+	ctx := t.Context()
+	clock := time.Now()
+	now := func() time.Time { return clock }
+	mem := NewMemory()
+	mem.now = now
+	bs, err := OpenBolt(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bs.Close()
+	bs.now = now
+	count := map[string]func() int{
+		"memory": func() int { mem.mu.Lock(); defer mem.mu.Unlock(); return len(mem.recs) },
+		"bolt": func() int {
+			n := 0
+			_ = bs.db.View(func(tx *bolt.Tx) error { n = tx.Bucket(bucketRecords).Stats().KeyN; return nil })
+			return n
+		},
+	}
+	for name, s := range map[string]Store{"memory": mem, "bolt": bs} {
+		short := sampleRecord(Key{Agent: "a", Scope: ScopeUser, User: "short"}, clock)
+		short.Expires = clock.Add(time.Second)
+		long := sampleRecord(Key{Agent: "a", Scope: ScopeUser, User: "long"}, clock)
+		for _, r := range []*Record{short, long} {
+			if err := s.Put(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := count[name](); n != 2 {
+			t.Fatalf("%s: %d sessions", name, n)
+		}
+		clock = clock.Add(2 * sweepEvery)
+		if err := s.Put(ctx, long); err != nil {
+			t.Fatal(err)
+		}
+		if n := count[name](); n != 1 {
+			t.Errorf("%s: %d sessions after the sweep, want 1", name, n)
 		}
 	}
 }
