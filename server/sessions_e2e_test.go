@@ -71,6 +71,10 @@ func TestSessionDifferentUsers(t *testing.T) {
 	if len(e.llm.Requests()) != before {
 		t.Error("a run without its scope input reached the LLM")
 	}
+	status, b, _ := e.do("POST", "/v1/chat/completions", map[string]any{"model": "memo", "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	if status != 400 || !strings.Contains(string(b), `"code":"session_scope"`) {
+		t.Errorf("OpenAI request without user: %d %s", status, b)
+	}
 	list, _ := e.store.Sessions().List(t.Context(), sessions.Filter{Agent: "memo"})
 	if len(list) != 2 {
 		t.Errorf("sessions of memo: %+v", list)

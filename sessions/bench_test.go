@@ -12,13 +12,19 @@ import (
 
 // benchStores are the stores make bench measures: those in the process
 // (Redis costs a network round trip, measured by its own deployment).
-func benchStores(b *testing.B) map[string]Store {
+var benchStores = []string{"memory", "bolt"}
+
+// benchStore opens a fresh store of a kind for one benchmark run.
+func benchStore(b *testing.B, kind string) Store {
+	if kind == "memory" {
+		return NewMemory()
+	}
 	bs, err := OpenBolt(filepath.Join(b.TempDir(), "s.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { bs.Close() })
-	return map[string]Store{"memory": NewMemory(), "bolt": bs}
+	return bs
 }
 
 // benchHistory is a 20-message history of ordinary length: ten turns of a
@@ -41,8 +47,9 @@ func benchHistory() []events.Message {
 
 // BenchmarkSessionLoad is what reading a session costs a turn.
 func BenchmarkSessionLoad(b *testing.B) {
-	for name, s := range benchStores(b) {
+	for _, name := range benchStores {
 		b.Run(name, func(b *testing.B) {
+			s := benchStore(b, name)
 			ctx := context.Background()
 			rec := NewRecord(Key{Agent: "bench", Scope: ScopeThread, Thread: "t"})
 			rec.Messages = benchHistory()
@@ -62,8 +69,9 @@ func BenchmarkSessionLoad(b *testing.B) {
 // BenchmarkSessionSave is what writing a turn costs (bolt: one synced
 // transaction).
 func BenchmarkSessionSave(b *testing.B) {
-	for name, s := range benchStores(b) {
+	for _, name := range benchStores {
 		b.Run(name, func(b *testing.B) {
+			s := benchStore(b, name)
 			ctx := context.Background()
 			rec := NewRecord(Key{Agent: "bench", Scope: ScopeThread, Thread: "t"})
 			rec.Messages = benchHistory()
@@ -80,8 +88,9 @@ func BenchmarkSessionSave(b *testing.B) {
 // BenchmarkSessionTurn is a whole turn's session work around a run: lease,
 // read, reconcile, budget, repair, keep the added messages, write, release.
 func BenchmarkSessionTurn(b *testing.B) {
-	for name, s := range benchStores(b) {
+	for _, name := range benchStores {
 		b.Run(name, func(b *testing.B) {
+			s := benchStore(b, name)
 			ctx := context.Background()
 			cfg := &Config{Scope: ScopeThread, Agent: "bench", Memory: PolicyFull, Budget: Budget{MaxMessages: 24}}
 			key := Key{Agent: "bench", Scope: ScopeThread, Thread: "t"}
