@@ -117,7 +117,7 @@ func TestSessionPruningAtTheBudget(t *testing.T) {
 	e.say("tools", "t1", "hello")             // 2 more: 6 > 5
 	e.say("tools", "t1", "and now?")
 	wantConv(t, agentRequest(e, promptSessTool), "system: "+promptSessTool,
-		"user: hello", "assistant: Noted: hello", "user: and now?")
+		"user: hello", "assistant: Nothing to do.", "user: and now?")
 
 	// By tokens: each turn of this length is about 24 estimated tokens.
 	e.say("memo", "t2", strings.Repeat("a", 30))

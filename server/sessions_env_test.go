@@ -53,27 +53,19 @@ func sessionScript() llmtest.Script {
 	)
 }
 
-// sessToolsAgent calls the tool the user names, then reports the results.
+// sessToolsAgent is the tools agent of the API tests (toolsAgent), with
+// two more tools: one that answers a large result, one whose chain is
+// missing.
 func sessToolsAgent(r *llmtest.Request) llmtest.Response {
-	if last := r.Messages[len(r.Messages)-1]; last.Role == "tool" {
-		var parts []string
-		for _, m := range r.ToolResults() {
-			parts = append(parts, m.Content)
+	if len(r.ToolResults()) == 0 {
+		switch u := r.LastUserText(); {
+		case strings.Contains(u, "big"):
+			return llmtest.Calls(llmtest.Call("big", `{}`))
+		case strings.Contains(u, "missing"):
+			return llmtest.Calls(llmtest.Call("missing", `{}`))
 		}
-		return llmtest.Reply("Done: " + strings.Join(parts, " | "))
 	}
-	u := r.LastUserText()
-	switch {
-	case strings.Contains(u, "lookup"):
-		return llmtest.Calls(llmtest.Call("lookup", `{"key":"A-1"}`))
-	case strings.Contains(u, "big"):
-		return llmtest.Calls(llmtest.Call("big", `{}`))
-	case strings.Contains(u, "missing"):
-		return llmtest.Calls(llmtest.Call("missing", `{}`))
-	case strings.Contains(u, "confirm"):
-		return llmtest.Calls(llmtest.Call("lookup", `{"key":"B-2"}`), llmtest.Call("confirm", `{"question":"Ship it?"}`))
-	}
-	return llmtest.Reply("Noted: " + u)
+	return toolsAgent(r)
 }
 
 // memoChain is an agent chain with the given session object.

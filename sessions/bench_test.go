@@ -45,77 +45,63 @@ func benchHistory() []events.Message {
 	return out
 }
 
-// BenchmarkSessionLoad is what reading a session costs a turn.
-func BenchmarkSessionLoad(b *testing.B) {
+// benchRecord stores a session holding benchHistory in s.
+func benchRecord(b *testing.B, s Store) *Record {
+	rec := NewRecord(Key{Agent: "bench", Scope: ScopeThread, Thread: "t"})
+	rec.Messages = benchHistory()
+	if err := s.Put(context.Background(), rec); err != nil {
+		b.Fatal(err)
+	}
+	return rec
+}
+
+// benchEach runs op as a benchmark on each store, holding benchHistory.
+func benchEach(b *testing.B, op func(ctx context.Context, s Store, rec *Record) error) {
 	for _, name := range benchStores {
 		b.Run(name, func(b *testing.B) {
 			s := benchStore(b, name)
+			rec := benchRecord(b, s)
 			ctx := context.Background()
-			rec := NewRecord(Key{Agent: "bench", Scope: ScopeThread, Thread: "t"})
-			rec.Messages = benchHistory()
-			if err := s.Put(ctx, rec); err != nil {
-				b.Fatal(err)
-			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := s.Get(ctx, rec.ID); err != nil {
+				if err := op(ctx, s, rec); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// BenchmarkSessionLoad is what reading a session costs a turn.
+func BenchmarkSessionLoad(b *testing.B) {
+	benchEach(b, func(ctx context.Context, s Store, rec *Record) error {
+		_, err := s.Get(ctx, rec.ID)
+		return err
+	})
 }
 
 // BenchmarkSessionSave is what writing a turn costs (bolt: one synced
 // transaction).
 func BenchmarkSessionSave(b *testing.B) {
-	for _, name := range benchStores {
-		b.Run(name, func(b *testing.B) {
-			s := benchStore(b, name)
-			ctx := context.Background()
-			rec := NewRecord(Key{Agent: "bench", Scope: ScopeThread, Thread: "t"})
-			rec.Messages = benchHistory()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := s.Put(ctx, rec); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, func(ctx context.Context, s Store, rec *Record) error { return s.Put(ctx, rec) })
 }
 
 // BenchmarkSessionTurn is a whole turn's session work around a run: lease,
 // read, reconcile, budget, repair, keep the added messages, write, release.
 func BenchmarkSessionTurn(b *testing.B) {
-	for _, name := range benchStores {
-		b.Run(name, func(b *testing.B) {
-			s := benchStore(b, name)
-			ctx := context.Background()
-			cfg := &Config{Scope: ScopeThread, Agent: "bench", Memory: PolicyFull, Budget: Budget{MaxMessages: 24}}
-			key := Key{Agent: "bench", Scope: ScopeThread, Thread: "t"}
-			rec := NewRecord(key)
-			rec.Messages = benchHistory()
-			if err := s.Put(ctx, rec); err != nil {
-				b.Fatal(err)
-			}
-			in := []events.Message{{Role: events.RoleUser, Content: "and the next question?"}}
-			added := []events.Message{{ID: "x", Role: events.RoleAssistant, Content: "the next answer."}}
-			emit := func(events.Event) {}
-			b.ReportAllocs()
-			for b.Loop() {
-				c, err := Begin(ctx, s, cfg, key, in, Run{RunID: "run-bench"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := c.Recall(ctx, nil, emit); err != nil {
-					b.Fatal(err)
-				}
-				if err := c.Keep(ctx, added, nil, emit); err != nil {
-					b.Fatal(err)
-				}
-				c.Release()
-			}
-		})
-	}
+	cfg := &Config{Scope: ScopeThread, Agent: "bench", Memory: PolicyFull, Budget: Budget{MaxMessages: 24}}
+	in := []events.Message{{Role: events.RoleUser, Content: "and the next question?"}}
+	added := []events.Message{{ID: "x", Role: events.RoleAssistant, Content: "the next answer."}}
+	emit := func(events.Event) {}
+	benchEach(b, func(ctx context.Context, s Store, rec *Record) error {
+		c, err := Begin(ctx, s, cfg, rec.Key(), in, Run{RunID: "run-bench"})
+		if err != nil {
+			return err
+		}
+		defer c.Release()
+		if _, err := c.Recall(ctx, nil, emit); err != nil {
+			return err
+		}
+		return c.Keep(ctx, added, nil, emit)
+	})
 }

@@ -106,9 +106,7 @@ func (s *Bolt) Get(_ context.Context, id string) (*Record, error) {
 
 // Put implements Store.
 func (s *Bolt) Put(_ context.Context, rec *Record) error {
-	next := *rec
-	next.Version++
-	data, err := encode(&next)
+	next, data, err := rec.next()
 	if err != nil {
 		return err
 	}

@@ -75,9 +75,7 @@ func (m *Memory) Put(_ context.Context, rec *Record) error {
 	if cur != rec.Version {
 		return ErrConflict
 	}
-	next := *rec
-	next.Version++
-	b, err := encode(&next)
+	next, b, err := rec.next()
 	if err != nil {
 		return err
 	}

@@ -103,9 +103,7 @@ return nv
 
 // Put implements Store.
 func (s *Redis) Put(ctx context.Context, rec *Record) error {
-	next := *rec
-	next.Version++
-	data, err := encode(&next)
+	next, data, err := rec.next()
 	if err != nil {
 		return err
 	}

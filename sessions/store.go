@@ -11,32 +11,37 @@ import (
 	"github.com/ruleagent/ruleagent/events"
 )
 
-// Record is a stored session.
-type Record struct {
+// Header is what a session is, without its content: its list entry.
+type Header struct {
 	ID     string `json:"id"`
 	Agent  string `json:"agent"`
 	Scope  Scope  `json:"scope"`
 	UserID string `json:"userId,omitempty"`
 	// ThreadID is empty unless the scope is thread or user_thread.
 	ThreadID string `json:"threadId,omitempty"`
-	// ChainID and NodeID are the agent node that last ran the session.
+	// ChainID is the chain of the agent node that last ran the session.
 	ChainID string `json:"chainId,omitempty"`
-	NodeID  string `json:"nodeId,omitempty"`
-	// Summary is what compaction made of the turns before Messages.
-	Summary string `json:"summary,omitempty"`
-	// Messages is the history, in order: user messages, assistant messages
-	// with their text, reasoning and tool calls, tool results.
-	Messages []events.Message `json:"messages"`
 	// Model names the agent's allowedModels entry the session runs on;
 	// empty for the agent's own model.
 	Model string `json:"model,omitempty"`
 	// Turns counts the runs kept.
-	Turns       int          `json:"turns"`
-	Compactions []Compaction `json:"compactions,omitempty"`
-	Created     time.Time    `json:"created"`
-	Updated     time.Time    `json:"updated"`
+	Turns   int       `json:"turns"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 	// Expires is when the idle session goes away (zero: never).
 	Expires time.Time `json:"expires,omitzero"`
+}
+
+// Record is a stored session.
+type Record struct {
+	Header
+	NodeID string `json:"nodeId,omitempty"`
+	// Summary is what compaction made of the turns before Messages.
+	Summary string `json:"summary,omitempty"`
+	// Messages is the history, in order: user messages, assistant messages
+	// with their text, reasoning and tool calls, tool results.
+	Messages    []events.Message `json:"messages"`
+	Compactions []Compaction     `json:"compactions,omitempty"`
 	// Version counts the writes; Put refuses a record whose version is not
 	// the stored one (see Store).
 	Version int64 `json:"version"`
@@ -58,34 +63,33 @@ type Compaction struct {
 // maxCompactions is how many compaction records a session keeps.
 const maxCompactions = 20
 
-// Info is a session in a list: its record without the messages.
+// Info is a session in a list: its header and how much it holds.
 type Info struct {
-	ID          string    `json:"id"`
-	Agent       string    `json:"agent"`
-	Scope       Scope     `json:"scope"`
-	UserID      string    `json:"userId,omitempty"`
-	ThreadID    string    `json:"threadId,omitempty"`
-	ChainID     string    `json:"chainId,omitempty"`
-	Model       string    `json:"model,omitempty"`
-	Messages    int       `json:"messages"`
-	Turns       int       `json:"turns"`
-	Compactions int       `json:"compactions"`
-	Created     time.Time `json:"created"`
-	Updated     time.Time `json:"updated"`
-	Expires     time.Time `json:"expires,omitzero"`
+	Header
+	Messages    int `json:"messages"`
+	Compactions int `json:"compactions"`
 }
 
 // Info returns the record's list entry.
 func (r *Record) Info() Info {
-	return Info{ID: r.ID, Agent: r.Agent, Scope: r.Scope, UserID: r.UserID, ThreadID: r.ThreadID, ChainID: r.ChainID,
-		Model: r.Model, Messages: len(r.Messages), Turns: r.Turns, Compactions: len(r.Compactions),
-		Created: r.Created, Updated: r.Updated, Expires: r.Expires}
+	return Info{Header: r.Header, Messages: len(r.Messages), Compactions: len(r.Compactions)}
 }
+
+// Key returns the record's session key.
+func (r *Record) Key() Key { return Key{Agent: r.Agent, Scope: r.Scope, User: r.UserID, Thread: r.ThreadID} }
 
 // NewRecord returns an empty session for key.
 func NewRecord(k Key) *Record {
-	r := &Record{ID: k.ID(), Agent: k.Agent, Scope: k.Scope, UserID: k.User, ThreadID: k.Thread, Messages: []events.Message{}}
-	return r
+	return &Record{Header: Header{ID: k.ID(), Agent: k.Agent, Scope: k.Scope, UserID: k.User, ThreadID: k.Thread},
+		Messages: []events.Message{}}
+}
+
+// next returns the record as its next version will be stored, encoded.
+func (r *Record) next() (*Record, []byte, error) {
+	n := *r
+	n.Version++
+	b, err := encode(&n)
+	return &n, b, err
 }
 
 // expired reports whether the record's idle time is over at now.
