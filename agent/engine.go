@@ -56,6 +56,8 @@ type Config struct {
 	// MaxConcurrentSubagents bounds the sub-agents a run has running at
 	// once; 0 means no limit.
 	MaxConcurrentSubagents int
+	// Approval says which tool calls need a person (nil: only form tools).
+	Approval *tools.ApprovalPolicy
 }
 
 // Agent runs ReAct loops. It is safe for concurrent runs; all run state is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -66,7 +67,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	cfg := &r.agent.cfg
 	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
 		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
-		MaxSubagents: cfg.MaxConcurrentSubagents}
+		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval}
 
 	conv := make([]events.Message, 0, len(input.Messages)+8)
 	if sp := r.systemPrompt(ctx, input.SystemPrompt); sp != "" {
@@ -187,6 +188,9 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	t, err := r.llm().Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
+		if ctx.Err() == nil {
+			metrics.LLMRequests.WithLabelValues(r.point.Model, "error").Inc()
+		}
 		return nil, err
 	}
 	if final {

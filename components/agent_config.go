@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +42,7 @@ type Config struct {
 	MaxConcurrentSubagents int            `json:"maxConcurrentSubagents" label:"Concurrent sub-agents" desc:"Sub-agents one run may have running at once; further calls wait for a free slot."`
 	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
+	Approval               map[string]any `json:"approval" label:"Approval" desc:"Tool calls that need a person before they run: {tools: [globs], commands: [bash command patterns], timeout: \"10m\"}. The run pauses with an AG-UI interrupt; no answer within the timeout means deny."`
 	Session                map[string]any `json:"session" label:"Session" desc:"Conversation memory between runs: {scope: none|global|user|thread|user_thread, name, memory: full|final|tool_summaries, toolResultLimit, maxHistoryMessages, maxHistoryTokens, compaction: {keepTurns, prompt}, ttl, allowedModels}. See README, Sessions and memory."`
 }
 
@@ -93,6 +95,7 @@ type parsed struct {
 	timeout      time.Duration
 	aspectList   []aspects.Aspect
 	systemPrompt string
+	approval     *tools.ApprovalPolicy
 	session      *sessionSpec
 }
 
@@ -162,6 +165,17 @@ func (c *Config) parse() (*parsed, error) {
 	}
 	if p.aspectList, err = parseAspects(c.Aspects); err != nil {
 		return nil, err
+	}
+	if len(c.Approval) > 0 {
+		p.approval = &tools.ApprovalPolicy{}
+		if err := strictJSON(c.Approval, p.approval); err != nil {
+			return nil, fmt.Errorf("approval: %w", err)
+		}
+		for i, g := range p.approval.Tools {
+			if _, err := path.Match(g, ""); err != nil {
+				return nil, fmt.Errorf("approval.tools[%d]: %q is not a valid glob", i, g)
+			}
+		}
 	}
 	if p.session, err = parseSession(c.Session); err != nil {
 		return nil, err

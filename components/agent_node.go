@@ -149,7 +149,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 		n.agent, err = agent.New(agent.Config{LLM: client, Tools: n.tools, Aspects: am, MaxStep: n.Config.MaxStep,
 			MaxToolOutputLength: n.Config.MaxToolOutputLength, ParallelToolCalls: n.Config.ParallelToolCalls,
 			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout,
-			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents})
+			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents, Approval: p.approval})
 	}
 	if err != nil {
 		n.tools.Close()

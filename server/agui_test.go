@@ -18,9 +18,9 @@ type aguiRun struct {
 	Error    string            `json:"error"`
 	Warnings []string          `json:"warnings"`
 	Finished *struct {
-		Outcome           string   `json:"outcome"`
+		Outcome            string   `json:"outcome"`
 		PendingToolCallIDs []string `json:"pendingToolCallIds"`
-		Result            any      `json:"result"`
+		Result             any      `json:"result"`
 	} `json:"finished"`
 }
 

@@ -15,7 +15,7 @@ func TestChainsAPI(t *testing.T) {
 
 	code, body, _ := e.do("GET", "/api/v1/chains", nil)
 	var list []ChainInfo
-	if code != 200 || json.Unmarshal(body, &list) != nil || len(list) != 6 {
+	if code != 200 || json.Unmarshal(body, &list) != nil || len(list) != len(testChains()) {
 		t.Fatalf("list: %d %s", code, body)
 	}
 	for _, c := range list {

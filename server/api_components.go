@@ -68,7 +68,10 @@ const discoverTimeout = 20 * time.Second
 
 // discoveredTool is one tool an MCP server offers, as the agent would see it.
 type discoveredTool struct {
-	Name        string          `json:"name"`
+	Name string `json:"name"`
+	// RemoteName is the tool's own name on the server (what an entry's
+	// tools filter matches).
+	RemoteName  string          `json:"remoteName"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
@@ -114,7 +117,11 @@ func (s *Store) discoverMCP(w http.ResponseWriter, r *http.Request) {
 	out := []discoveredTool{}
 	for _, name := range set.Names() {
 		if e := set.Lookup(name); e != nil {
-			out = append(out, discoveredTool{Name: e.Info.Name, Description: e.Info.Description, InputSchema: e.Info.Parameters})
+			d := discoveredTool{Name: e.Info.Name, Description: e.Info.Description, InputSchema: e.Info.Parameters}
+			if r, ok := e.Tool.(interface{ RemoteName() string }); ok {
+				d.RemoteName = r.RemoteName()
+			}
+			out = append(out, d)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": out})

@@ -76,7 +76,7 @@ func TestDiscoverMCPTools(t *testing.T) {
 		t.Fatalf("%d %s", code, body)
 	}
 	for _, tool := range got.Tools {
-		if !strings.HasPrefix(tool.Name, "me__") || !json.Valid(tool.InputSchema) {
+		if !strings.HasPrefix(tool.Name, "me__") || tool.Name != "me__"+tool.RemoteName || !json.Valid(tool.InputSchema) {
 			t.Errorf("tool %+v", tool)
 		}
 	}

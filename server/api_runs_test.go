@@ -219,3 +219,18 @@ func TestConcurrentAGUIStreams(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// A stream that waits (here for the LLM) gets a comment line after each
+// heartbeat interval of silence, so that proxies keep it open.
+func TestSSEHeartbeat(t *testing.T) {
+	e := newAPIEnv(t, Options{Heartbeat: 150 * time.Millisecond})
+	code, body, _ := e.do("POST", "/api/v1/chains/pause/agui", map[string]any{"threadId": "t", "runId": "r",
+		"messages": userMsg("hi")})
+	if code != 200 || !strings.Contains(string(body), "\n: ping\n\n") {
+		t.Fatalf("%d: no heartbeat in %q", code, body)
+	}
+	evs := sseEvents(t, body)
+	if !strings.Contains(string(evs[len(evs)-1]), `"RUN_FINISHED"`) {
+		t.Fatalf("the stream did not finish: %s", evs[len(evs)-1])
+	}
+}

@@ -70,7 +70,7 @@ func (e *Error) Unwrap() []error {
 
 // KindOf returns the kind of err, or ErrExecutionFailed when err carries none.
 func KindOf(err error) error {
-	for _, k := range []error{ErrRepeatedCall, ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
+	for _, k := range []error{ErrApprovalDenied, ErrRepeatedCall, ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
 		if errors.Is(err, k) {
 			return k
 		}
@@ -82,6 +82,8 @@ func KindOf(err error) error {
 // metrics labels and CLI output.
 func KindName(err error) string {
 	switch KindOf(err) {
+	case ErrApprovalDenied:
+		return "approval_denied"
 	case ErrPolicyDenied:
 		return "permission_denied"
 	case ErrInvalidArgs:

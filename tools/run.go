@@ -41,6 +41,8 @@ type Run struct {
 	// MaxSubagents bounds the sub-agents running at once in this run; 0
 	// means no limit.
 	MaxSubagents int
+	// Approval says which calls need a person (nil: none but forms).
+	Approval *ApprovalPolicy
 
 	calls     atomic.Int64
 	ids       atomic.Int64

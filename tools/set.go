@@ -58,8 +58,10 @@ type Entry struct {
 	Type     string
 	TargetID string
 	Timeout  time.Duration
-	schema   *Schema
-	metrics  entryMetrics
+	// ResponseSchema, when set, makes every call a form a person answers.
+	ResponseSchema json.RawMessage
+	schema         *Schema
+	metrics        entryMetrics
 }
 
 type entryMetrics struct {
@@ -175,7 +177,8 @@ func newEntry(group string, t Tool, spec Spec) (*Entry, error) {
 	if timeout == 0 && (spec.Type == TypeRuleChain || spec.Type == TypeAgent) {
 		timeout = DefaultChainTimeout
 	}
-	e := &Entry{Group: group, Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, schema: schema}
+	e := &Entry{Group: group, Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, schema: schema,
+		ResponseSchema: spec.ResponseSchema}
 	e.metrics = entryMetrics{
 		ok:       metrics.ToolCalls.WithLabelValues(info.Name, "ok"),
 		failed:   metrics.ToolCalls.WithLabelValues(info.Name, "error"),

@@ -27,6 +27,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	userID := fs.String("user", "", "user id of the run (message metadata userId: the session of agents with a user scope)")
 	sessionStore := fs.String("session-store", "memory", "where agents' sessions are kept: memory (gone when the command ends), bolt (DATA/sessions.db), bolt:PATH or redis://host:port/db")
 	data := fs.String("data", "data", "folder of the bolt session store")
+	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	var globalsF, metaF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
@@ -47,6 +48,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if chain == "" {
 		return usagef("run needs a CHAIN")
+	}
+	if err := setSandboxDefault(*sandboxMode, ""); err != nil {
+		return usagef("--sandbox: %v", err)
 	}
 	text, err := readInput(*input, stdin)
 	if err != nil {

@@ -26,6 +26,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
 	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it)")
 	sessionStore := fs.String("session-store", "bolt", "where agents' sessions are kept: bolt (DATA/sessions.db), bolt:PATH, memory, or redis://host:port/db (shared by several servers)")
+	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -33,7 +34,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
 	var globalsF globalFlag
-	var corsF listFlag
+	var corsF, epTypes, epBind listFlag
+	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
+	fs.Var(&epBind, "endpoint-bind", "hosts listening endpoints may bind besides loopback (comma-separated or repeated; * for any)")
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&corsF, "cors-origin", "allow browser pages from this origin to call the API (repeatable; * for any); CORS is off without it")
 	if err := fs.Parse(args); err != nil {
@@ -53,6 +56,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
+	if err := setSandboxDefault(*sandboxMode, *data); err != nil {
+		return usagef("--sandbox: %v", err)
+	}
 	g := processGlobals(globalsF)
 	sess, err := sessions.Open(ctx, *sessionStore, *data)
 	if err != nil {
@@ -61,9 +67,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer sess.Close()
 	cfg := server.NewConfig(g)
 	components.RegisterSessions(&cfg, sess)
-	store, loadErrs := server.OpenStore(*chains, cfg)
+	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger,
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
 	defer store.Close()
-	store.SetLogger(logger)
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)
 	}

@@ -51,7 +51,9 @@ func serve(t *testing.T, ctx context.Context, args ...string) (addr string, out,
 	addr = freeAddr(t)
 	out, logs = &safeBuffer{}, &safeBuffer{}
 	code := make(chan int, 1)
-	go func() { code <- run(ctx, append([]string{"serve", "--addr", addr, "--data", t.TempDir()}, args...), nil, out, logs) }()
+	go func() {
+		code <- run(ctx, append([]string{"serve", "--addr", addr, "--data", t.TempDir()}, args...), nil, out, logs)
+	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + "/healthz")

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 )
 
 // queueSize is how many messages a client may lag behind before it is
@@ -101,25 +102,21 @@ func (h *Hub) Chain(chainID, change string) {
 		return
 	}
 	b, err := json.Marshal(map[string]string{"type": "chain", "chainId": chainID, "change": change})
-	if err != nil {
-		return
-	}
-	h.mu.RLock()
-	targets := make([]*client, 0, len(h.clients))
-	for c := range h.clients {
-		targets = append(targets, c)
-	}
-	h.mu.RUnlock()
-	for _, c := range targets {
-		h.send(c, b)
+	if err == nil {
+		h.fanout(b, func(*client) bool { return true })
 	}
 }
 
 func (h *Hub) publish(chainID string, b []byte) {
+	h.fanout(b, func(c *client) bool { return c.watches(chainID) })
+}
+
+// fanout queues b for every client want selects.
+func (h *Hub) fanout(b []byte, want func(*client) bool) {
 	h.mu.RLock()
 	var targets []*client
 	for c := range h.clients {
-		if c.watches(chainID) {
+		if want(c) {
 			targets = append(targets, c)
 		}
 	}
@@ -154,6 +151,7 @@ func (h *Hub) add(c *client) {
 	h.mu.Lock()
 	h.clients[c] = struct{}{}
 	h.mu.Unlock()
+	metrics.ActiveStreams.WithLabelValues("websocket").Inc()
 	h.total.Add(1)
 }
 
@@ -161,6 +159,7 @@ func (h *Hub) remove(c *client) {
 	h.mu.Lock()
 	if _, ok := h.clients[c]; ok {
 		delete(h.clients, c)
+		metrics.ActiveStreams.WithLabelValues("websocket").Dec()
 		for id := range c.chains {
 			h.unsubLocked(id)
 		}

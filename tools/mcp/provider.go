@@ -130,6 +130,10 @@ type mcpTool struct {
 
 func (t *mcpTool) Info() tools.Info { return t.info }
 
+// RemoteName is the tool's name on its server (the model sees it
+// namespaced, see Info().Name).
+func (t *mcpTool) RemoteName() string { return t.remote }
+
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	return t.conn.call(ctx, t.remote, args)
 }

@@ -1,0 +1,273 @@
+// Browser tests of the editor, driven as a user would, in headless Debian
+// Chromium through playwright-core. TestBrowser (browser_test.go) starts the
+// scripted LLM and the real `ruleagent serve`, then runs this script with:
+//   BASE_URL      the server, CHAINS_DIR its chains folder,
+//   CHROMIUM      the browser, ARTEFACTS where screenshots go,
+//   RULEGO_RULES  RuleGo's testdata/rule folder (import/export round trips).
+// It prints one line per check and exits non-zero on the first failure.
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+
+const { BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES } = process.env;
+for (const [k, v] of Object.entries({ BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES })) if (!v) throw new Error(`${k} is not set`);
+mkdirSync(ARTEFACTS, { recursive: true });
+
+const profile = mkdtempSync(join(tmpdir(), 'ruleagent-chromium-'));
+// A fresh profile (--user-data-dir, which playwright takes as an argument).
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 800 },
+  acceptDownloads: true,
+});
+const problems = [];
+let passed = 0;
+async function check(name, f) {
+  const t0 = Date.now();
+  try {
+    await f();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    console.log(`FAIL ${name}: ${e.stack ?? e}`);
+    await page.screenshot({ path: join(ARTEFACTS, 'failure.png') }).catch(() => {});
+    throw e;
+  }
+}
+
+const page = context.pages()[0] ?? (await context.newPage());
+page.setDefaultTimeout(10000);
+// The one deploy the test makes fail answers 400, which Chromium logs as a
+// failed resource load; that message, for that URL, is expected once.
+let expected400 = 0;
+page.on('console', (m) => {
+  if (m.type() !== 'error' && m.type() !== 'warning') return;
+  if (expected400 > 0 && m.text().includes('status of 400') && m.location().url.endsWith('/api/v1/chains/demo')) {
+    expected400--;
+    return;
+  }
+  problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`);
+});
+page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+
+const node = (id) => page.locator(`[data-testid="node-${id}"]`);
+const shot = (name) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`) });
+
+try {
+  await check('opens the editor', async () => {
+    await page.goto(BASE_URL);
+    await page.getByRole('heading', { name: 'Chains' }).waitFor();
+    await page.locator('[data-chain="helper"]').waitFor();
+    assert.match(await page.locator('[data-chain="helper"]').textContent(), /agent/);
+  });
+
+  await check('creates a chain', async () => {
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.getByLabel(/Chain id/).fill('demo');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.locator('.doc-title', { hasText: 'demo' }).waitFor();
+  });
+
+  await check('drags an ai/agent node from the palette', async () => {
+    await page.locator('.palette-item[data-type="ai/agent"]').dragTo(page.getByTestId('canvas'), { targetPosition: { x: 200, y: 250 } });
+    await node('agent1').waitFor();
+    await page.getByTestId('node-panel').waitFor();
+    await page.locator('[data-field="systemPrompt"]').fill('You are the demo agent. Greet ${metadata.user}.');
+    assert.equal(await page.locator('.prompt-back mark.var').textContent(), '${metadata.user}');
+  });
+
+  await check('adds a builtin tool and a sub-agent tool in the tools editor', async () => {
+    await page.locator('[data-add-tool="builtin"]').click();
+    await page.locator('[data-tool-index="0"] [data-field="builtin"]').selectOption('read');
+    await page.locator('[data-tool-index="0"]').getByText('read configuration').waitFor();
+    await page.locator('[data-add-tool="agent"]').click();
+    await page.locator('[data-tool-index="1"] [data-field="targetId"]').selectOption('helper');
+    assert.equal(await page.locator('[data-tool-index="1"] [data-field="name"]').inputValue(), 'Helper');
+    await page.locator('[data-tool-index="1"]').getByText('Parameter binding').waitFor();
+  });
+
+  await check('discovers the tools of an MCP server and filters them', async () => {
+    await page.locator('[data-add-tool="mcp"]').click();
+    const card = page.locator('[data-tool-index="2"]');
+    await card.locator('[data-field="config.server"]').fill('self');
+    await card.getByRole('button', { name: 'Discover tools' }).click();
+    const first = card.locator('.discovered input[type="checkbox"]').first();
+    await first.waitFor();
+    await first.check();
+    assert.notEqual(await card.locator('[data-field="config.tools"]').inputValue(), '');
+    await page.getByRole('button', { name: 'Remove tool 3' }).click();
+    await card.waitFor({ state: 'detached' });
+  });
+
+  await check('connects an end node', async () => {
+    await page.getByLabel('Search nodes').fill('end');
+    await page.locator('.palette-item[data-type="end"]').dragTo(page.getByTestId('canvas'), { targetPosition: { x: 520, y: 250 } });
+    await node('end1').waitFor();
+    const from = await node('agent1').locator('.react-flow__handle-right').boundingBox();
+    const to = await node('end1').locator('.react-flow__handle-left').boundingBox();
+    await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 8 });
+    await page.mouse.up();
+    await page.locator('dialog [data-choice="Success"]').click();
+    await page.locator('.react-flow__edge-text', { hasText: 'Success' }).waitFor();
+  });
+
+  await check('copies, pastes, deletes, undoes and redoes from the keyboard', async () => {
+    await node('end1').click();
+    await page.keyboard.press('Control+c');
+    await page.keyboard.press('Control+v');
+    await node('end2').waitFor();
+    await page.keyboard.press('Delete');
+    await node('end2').waitFor({ state: 'detached' });
+    await page.keyboard.press('Control+z');
+    await node('end2').waitFor();
+    await page.keyboard.press('Control+z');
+    await node('end2').waitFor({ state: 'detached' });
+    await page.keyboard.press('Control+Shift+z');
+    await node('end2').waitFor();
+    await page.keyboard.press('Control+z');
+    await node('end2').waitFor({ state: 'detached' });
+    await node('end1').waitFor();
+  });
+
+  await check('shows the server validation problems on the node and the field', async () => {
+    await node('agent1').click();
+    await page.locator('[data-tool-index="0"] [data-field="tools[0].timeout"]').fill('soon');
+    expected400 = 1;
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Not deployed' }).waitFor();
+    await node('agent1').locator('.badge.problem').waitFor();
+    await page.locator('[data-tool-index="0"] .msg', { hasText: 'soon' }).first().waitFor();
+    await page.locator('[data-tool-index="0"] [data-field="tools[0].timeout"]').fill('');
+  });
+
+  await check('deploys and saves the chain file', async () => {
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await page.getByRole('status').filter({ hasText: 'Deployed demo' }).waitFor();
+    await page.locator('[data-chain="demo"]').waitFor();
+    const saved = JSON.parse(readFileSync(join(CHAINS_DIR, 'demo.json'), 'utf8'));
+    assert.equal(saved.ruleChain.id, 'demo');
+    assert.deepEqual(saved.metadata.nodes.map((n) => [n.id, n.type]), [['agent1', 'ai/agent'], ['end1', 'end']]);
+    const cfg = saved.metadata.nodes[0].configuration;
+    assert.equal(cfg.systemPrompt, 'You are the demo agent. Greet ${metadata.user}.');
+    assert.equal(cfg.model, '${global.model}');
+    assert.deepEqual(cfg.tools, [{ type: 'builtin', name: 'read' }, { type: 'agent', targetId: 'helper', name: 'Helper', description: 'Says hi.' }]);
+    assert.deepEqual(saved.metadata.connections, [{ fromId: 'agent1', toId: 'end1', type: 'Success' }]);
+    assert.equal(typeof saved.metadata.nodes[1].additionalInfo.layoutX, 'number');
+    await page.keyboard.press('f');
+    await node('agent1').click();
+    await page.locator('section[aria-label="Tools editor"]').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await page.waitForTimeout(300);
+    await shot('canvas');
+  });
+
+  await check('runs a message: the answer streams, tool cards appear, the sub-agent nests, the node lights up', async () => {
+    await page.getByRole('tab', { name: 'Run' }).click();
+    await page.getByLabel('Message').fill('hello');
+    await page.getByLabel('Message').press('Enter');
+    const text = page.locator('.chat-turn').last().locator('.assistant > .run-body > .assistant-text');
+    // Streaming: part of the answer shows before all of it.
+    const partial = await page.waitForFunction(
+      () => {
+        const el = [...document.querySelectorAll('.chat-turn')].at(-1)?.querySelector('.assistant > .run-body > .assistant-text');
+        return el && el.textContent.length > 0 && !el.textContent.endsWith('end of answer.') ? el.textContent : null;
+      },
+      null,
+      { polling: 10 },
+    );
+    assert.ok((await partial.jsonValue()).length > 0);
+    await text.filter({ hasText: 'end of answer.' }).waitFor();
+    const read = page.locator('[data-tool-call="read"]');
+    await read.waitFor();
+    assert.match(await read.locator('summary').textContent(), /builtin/);
+    assert.match(await read.textContent(), /notes\.txt/);
+    assert.match(await read.textContent(), /remember the milk/);
+    const helper = page.locator('[data-tool-call="Helper"]');
+    assert.match(await helper.locator('summary').textContent(), /agent.*→ helper.*\d+ ms/s);
+    await helper.locator('[data-sub-run] .assistant-text', { hasText: 'helper says hi' }).waitFor();
+    await page.locator('[data-testid="node-agent1"].visited').waitFor();
+    await page.locator('[data-testid="node-end1"].visited').waitFor();
+    await page.locator('.react-flow__edge.taken').waitFor();
+    assert.match(await page.getByTestId('usage').textContent(), /tokens: [1-9]\d* in/);
+    await shot('run');
+  });
+
+  await check('stops a slow run with the Stop button', async () => {
+    await page.getByLabel('Message').fill('a slow one');
+    await page.getByLabel('Message').press('Enter');
+    await page.locator('[data-testid="node-agent1"].active').waitFor();
+    await shot('running');
+    await page.getByTestId('run-panel').getByRole('button', { name: 'Stop', exact: true }).click();
+    await page.locator('.chat-turn').last().getByText('Run cancelled.').waitFor();
+    await page.getByTestId('run-panel').getByRole('button', { name: 'Send', exact: true }).waitFor();
+  });
+
+  await check('a call that needs approval pauses the run; the person approves it in the run panel', async () => {
+    await page.locator('[data-chain="guarded"] .chain-open').click();
+    await page.getByRole('tab', { name: 'Run' }).click();
+    await page.getByLabel('Message').fill('please read my notes');
+    await page.getByLabel('Message').press('Enter');
+    const card = page.getByTestId('interrupts');
+    await card.waitFor();
+    assert.match(await card.textContent(), /Approve read/);
+    assert.match(await card.getByLabel('Arguments').inputValue(), /notes\.txt/);
+    await shot('approval');
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await card.getByRole('button', { name: 'Send the answer' }).click();
+    await page.locator('.chat-turn').last().getByText('guarded says:').waitFor();
+    assert.match(await page.locator('[data-tool-call="read"]').last().textContent(), /remember the milk/);
+    assert.equal(await page.getByTestId('interrupts').count(), 0);
+  });
+
+  await check('imports RuleGo test chains and exports them unchanged', async () => {
+    const types = new Set((await (await fetch(`${BASE_URL}/api/v1/components`)).json()).nodes.map((n) => n.type));
+    await page.getByRole('tab', { name: 'Inspect' }).click();
+    let done = 0;
+    for (const f of readdirSync(RULEGO_RULES).filter((f) => f.endsWith('.json')).sort()) {
+      const text = readFileSync(join(RULEGO_RULES, f), 'utf8');
+      const dsl = JSON.parse(text);
+      const missing = dsl.metadata.nodes.map((n) => n.type).filter((t) => !types.has(t));
+      if (missing.length) {
+        console.log(`     skip ${f}: needs test-only components ${[...new Set(missing)].join(', ')} (registered by RuleGo's own tests)`);
+        continue;
+      }
+      await page.getByTestId('import-file').setInputFiles(join(RULEGO_RULES, f));
+      const imported = page.getByRole('status').filter({ hasText: `Imported ${f}` });
+      // The previous import was never deployed: the unsaved-changes guard asks first.
+      await page.locator('dialog[open]').or(imported).first().waitFor();
+      if (await page.locator('dialog[open]').count()) await page.locator('dialog[open]').getByRole('button', { name: 'Discard' }).click();
+      await imported.waitFor();
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export' }).click()]);
+      const out = JSON.parse(readFileSync(await download.path(), 'utf8'));
+      assert.ok(isDeepStrictEqual(withoutPositions(out), withoutPositions(dsl)), `${f} changed in the round trip:\n${JSON.stringify(out)}`);
+      done++;
+    }
+    assert.ok(done >= 20, `only ${done} files checked`);
+    console.log(`     ${done} files unchanged`);
+  });
+
+  await check('no console errors or warnings', async () => {
+    assert.deepEqual(problems, []);
+  });
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(`${passed} passed, 0 failed`);
+
+function withoutPositions(dsl) {
+  const copy = structuredClone(dsl);
+  for (const n of copy.metadata?.nodes ?? []) {
+    if (!n.additionalInfo) continue;
+    delete n.additionalInfo.layoutX;
+    delete n.additionalInfo.layoutY;
+    if (Object.keys(n.additionalInfo).length === 0) delete n.additionalInfo;
+  }
+  return copy;
+}

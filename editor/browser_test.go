@@ -1,0 +1,194 @@
+package editor_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruleagent/ruleagent/editor"
+	"github.com/ruleagent/ruleagent/internal/llmtest"
+)
+
+// The browser tests (browser/e2e.mjs) drive the built editor in headless
+// Debian Chromium against the real `ruleagent serve` and the scripted LLM.
+// Locally they skip when chromium, the editor's npm packages or its build
+// are missing; under CI they fail instead, as CI installs all three.
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser tests are not short")
+	}
+	root := repoRoot(t)
+	chromium, err := exec.LookPath("chromium")
+	need(t, err == nil, "chromium is not installed: apt-get install -y --no-install-recommends chromium")
+	_, err = os.Stat(filepath.Join(root, "editor", "node_modules", "playwright-core"))
+	need(t, err == nil, "the editor's npm packages are missing: make editor")
+	need(t, editor.Built(), "this binary holds no editor build: make editor, then go test")
+	rules := filepath.Join(goEnv(t, "GOMODCACHE"), "github.com", "rulego", "rulego@v0.37.0", "testdata", "rule")
+	if _, err := os.Stat(rules); err != nil {
+		t.Fatalf("RuleGo's test chains: %v (go mod download)", err)
+	}
+
+	llm := llmtest.NewServer(t, script())
+	work := t.TempDir()
+	chains := filepath.Join(work, "chains")
+	for _, dir := range []string{chains, filepath.Join(work, "workspace")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(work, "workspace", "notes.txt"), "remember the milk\n")
+	write(t, filepath.Join(chains, "helper.json"), helperChain)
+	write(t, filepath.Join(chains, "guarded.json"), guardedChain)
+
+	bin := filepath.Join(t.TempDir(), "ruleagent")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/ruleagent")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	base := serve(t, bin, work, chains, llm.URL)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	artefacts := filepath.Join(root, "editor", "test-artifacts")
+	run := exec.CommandContext(ctx, "node", filepath.Join("browser", "e2e.mjs"))
+	run.Dir = filepath.Join(root, "editor")
+	run.Env = append(os.Environ(), "BASE_URL="+base, "CHAINS_DIR="+chains, "CHROMIUM="+chromium, "ARTEFACTS="+artefacts, "RULEGO_RULES="+rules)
+	out, err := run.CombinedOutput()
+	t.Logf("browser tests (screenshots in %s):\n%s", artefacts, out)
+	if err != nil {
+		t.Fatalf("browser tests failed: %v", err)
+	}
+}
+
+// script answers the demo agent the browser test builds (a builtin call and
+// a sub-agent call, then a streamed answer), the helper sub-agent, and a
+// "slow" message that never gets an answer until it is stopped.
+func script() llmtest.Script {
+	answer := "The demo agent read your notes and asked its helper; here is the end of answer."
+	return llmtest.Route(
+		llmtest.Rule{Match: llmtest.SystemContains("You are the helper"), Script: llmtest.Always(llmtest.Reply("helper says hi"))},
+		llmtest.Rule{Match: llmtest.SystemContains("You are the guarded agent"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("guarded says: " + res[0].Content)
+			}
+			return llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`))
+		})},
+		llmtest.Rule{Match: llmtest.UserContains("slow"), Script: llmtest.Always(llmtest.Response{Hang: true})},
+		llmtest.Rule{Match: llmtest.SystemContains("You are the demo agent"), Script: llmtest.Sequence(
+			llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`), llmtest.Call("Helper", `{"message":"say hi"}`)),
+			llmtest.Response{Text: answer, ChunkSize: 3, ChunkDelay: 25 * time.Millisecond},
+		)},
+	)
+}
+
+const helperChain = `{
+  "ruleChain": {"id": "helper", "name": "Helper", "root": true, "additionalInfo": {"description": "Says hi."}},
+  "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Helper", "configuration": {
+    "url": "${global.llm_url}", "key": "${global.api_key}", "model": "${global.model}",
+    "systemPrompt": "You are the helper.", "maxStep": 3}}], "connections": []}
+}`
+
+// guardedChain's agent may read only with a person's approval.
+const guardedChain = `{
+  "ruleChain": {"id": "guarded", "name": "Guarded", "root": true},
+  "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Guarded", "configuration": {
+    "systemPrompt": "You are the guarded agent.", "maxStep": 3, "approval": {"tools": ["read"]},
+    "tools": [{"type": "builtin", "name": "read"}]}}], "connections": []}
+}`
+
+// serve starts `ruleagent serve` on a free loopback port and returns its URL.
+func serve(t *testing.T, bin, dir, chains, llmURL string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--chains", chains, "--data", filepath.Join(dir, "data"),
+		"--global", "llm_url="+llmURL, "--global", "model=scripted", "--global", "api_key=test")
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := url.FindString(sc.Text()); m != "" {
+				found <- m
+				break
+			}
+		}
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ruleagent serve printed no URL; stderr:\n%s", stderr.String())
+		return ""
+	}
+}
+
+func need(t *testing.T, ok bool, msg string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("no go.mod in %s", dir)
+	}
+	return dir
+}
+
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { apply, finalText, newRun, readSSE, type AGUIEvent } from './agui';
+import { bars } from './ui/Timeline';
+
+// A run in which the agent calls a builtin and a sub-agent; the sub-agent's
+// events carry its subagentRunId, as the server sends them.
+const events: AGUIEvent[] = [
+  { type: 'RUN_STARTED', threadId: 't', runId: 'r', timestamp: 1000 },
+  { type: 'STEP_STARTED', stepName: 'turn 1', timestamp: 1000 },
+  { type: 'REASONING_MESSAGE_START', messageId: 'm0', timestamp: 1001 },
+  { type: 'REASONING_MESSAGE_CONTENT', messageId: 'm0', delta: 'Let me look.', timestamp: 1002 },
+  { type: 'REASONING_MESSAGE_END', messageId: 'm0', timestamp: 1003 },
+  { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'read', timestamp: 1010, metadata: { toolType: 'builtin' } },
+  { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '{"path":', timestamp: 1011 },
+  { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '"a.txt"}', timestamp: 1012 },
+  { type: 'TOOL_CALL_END', toolCallId: 'c1', timestamp: 1013 },
+  { type: 'TOOL_CALL_START', toolCallId: 'c2', toolCallName: 'Helper', timestamp: 1014, metadata: { toolType: 'agent', targetId: 'helper' } },
+  { type: 'TOOL_CALL_END', toolCallId: 'c2', timestamp: 1015 },
+  { type: 'STEP_FINISHED', stepName: 'turn 1', timestamp: 1020, metadata: { step: 1, model: 'm', inputTokens: 10, outputTokens: 5 } },
+  { type: 'TOOL_CALL_RESULT', toolCallId: 'c1', messageId: 'x', content: 'no such file', role: 'tool', timestamp: 1030, metadata: { durationMs: 20, isError: true, errorKind: 'not_found' } },
+  { type: 'SUBAGENT_STARTED', subagentRunId: 's1', name: 'Helper', parentToolCallId: 'c2', timestamp: 1031 },
+  { type: 'STEP_STARTED', stepName: 'turn 1', subagentRunId: 's1', timestamp: 1032 },
+  { type: 'TEXT_MESSAGE_START', messageId: 'sm', role: 'assistant', subagentRunId: 's1', timestamp: 1033 },
+  { type: 'TEXT_MESSAGE_CONTENT', messageId: 'sm', delta: 'helped', subagentRunId: 's1', timestamp: 1034 },
+  { type: 'TEXT_MESSAGE_END', messageId: 'sm', subagentRunId: 's1', timestamp: 1035 },
+  { type: 'STEP_FINISHED', stepName: 'turn 1', subagentRunId: 's1', timestamp: 1036, metadata: { inputTokens: 4, outputTokens: 2 } },
+  { type: 'SUBAGENT_FINISHED', subagentRunId: 's1', timestamp: 1040 },
+  { type: 'TOOL_CALL_RESULT', toolCallId: 'c2', messageId: 'y', content: 'helped', role: 'tool', timestamp: 1041, metadata: { durationMs: 27 } },
+  { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant', timestamp: 1050 },
+  { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: 'Done: ', timestamp: 1051 },
+  { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: 'helped.', timestamp: 1052 },
+  { type: 'TEXT_MESSAGE_END', messageId: 'm1', timestamp: 1053 },
+  { type: 'RUN_FINISHED', threadId: 't', runId: 'r', timestamp: 1060, outcome: { type: 'success' }, usage: [{ model: 'm', inputTokens: 30, outputTokens: 12, totalTokens: 42 }] },
+];
+
+describe('the run view', () => {
+  const s = events.reduce((acc, e) => apply(acc, e, 0), newRun(1000));
+
+  it('streams the answer and keeps reasoning apart', () => {
+    expect(finalText(s)).toBe('Done: helped.');
+    expect(s.runs.root.items[0]).toEqual({ kind: 'reasoning', id: 'm0', text: 'Let me look.', done: true });
+    expect(s.runs.root.status).toBe('finished');
+  });
+
+  it('makes tool-call cards with arguments, result, type, duration and error', () => {
+    const read = s.toolCalls['root/c1'];
+    expect(read).toMatchObject({ name: 'read', args: '{"path":"a.txt"}', result: 'no such file', toolType: 'builtin', durationMs: 20, isError: true, errorKind: 'not_found' });
+    expect(s.toolCalls['root/c2']).toMatchObject({ toolType: 'agent', targetId: 'helper', isError: false, subRuns: ['s1'] });
+  });
+
+  it('nests the sub-agent run in its tool call', () => {
+    expect(s.runs.s1).toMatchObject({ name: 'Helper', status: 'finished', parentToolCall: 'root/c2' });
+    expect(finalText({ ...s, root: 's1', runs: { ...s.runs, root: s.runs.s1 } })).toBe('helped');
+  });
+
+  it('counts tokens per turn, then takes the total the run reports', () => {
+    const mid = events.slice(0, 19).reduce((acc, e) => apply(acc, e, 0), newRun(1000));
+    expect(mid.usage).toEqual({ inputTokens: 14, outputTokens: 7, totalTokens: 21 });
+    expect(s.usage).toEqual({ inputTokens: 30, outputTokens: 12, totalTokens: 42 });
+  });
+
+  it('lays the timeline out with the sub-agent under its call', () => {
+    const list = bars(s, s.runs.root, 1060);
+    expect(list.map((b) => [b.label, b.depth])).toEqual([
+      ['turn 1 · m', 0],
+      ['read', 0],
+      ['Helper', 0],
+      ['turn 1', 1],
+    ]);
+    expect(list[1].kind).toBe('error');
+  });
+
+  it('marks a cancelled run and pending front-end tools', () => {
+    const c = apply(newRun(0), { type: 'RUN_FINISHED', outcome: { type: 'cancelled' } }, 5);
+    expect(c.runs.root.status).toBe('cancelled');
+    const p = apply(newRun(0), { type: 'RUN_FINISHED', outcome: { type: 'success', pendingToolCallIds: ['f1'] } }, 5);
+    expect(p.pendingToolCalls).toEqual(['f1']);
+    const e = apply(newRun(0), { type: 'RUN_ERROR', message: 'no LLM configured' }, 5);
+    expect(e.runs.root).toMatchObject({ status: 'error', error: 'no LLM configured' });
+  });
+});
+
+describe('reading server-sent events', () => {
+  it('parses data frames split across chunks, skipping comments', async () => {
+    const text = ': heartbeat\n\ndata: {"type":"RUN_STARTED"}\n\ndata: {"type":"TEXT_MESSAGE_CONTENT","delta":"h\\u00e9"}\r\n\r\ndata: {"type":"RUN_FINISHED"}\n\n';
+    const bytes = new TextEncoder().encode(text);
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 7) c.enqueue(bytes.slice(i, i + 7));
+        c.close();
+      },
+    });
+    const got: AGUIEvent[] = [];
+    await readSSE(stream, (e) => got.push(e));
+    expect(got.map((e) => e.type)).toEqual(['RUN_STARTED', 'TEXT_MESSAGE_CONTENT', 'RUN_FINISHED']);
+    expect(got[1].delta).toBe('hé');
+  });
+});
+
+describe('interrupts', () => {
+  it('a paused run waits with its interrupts; the resumed run goes on in the same view, usage added up', () => {
+    const fold = (events: AGUIEvent[], s = newRun(0)) => events.reduce((st, e, i) => apply(st, e, i), s);
+    const paused = fold([
+      { type: 'RUN_STARTED', threadId: 't', runId: 'r1' },
+      { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'send_email' },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '{"to":"a@b.c"}' },
+      { type: 'TOOL_CALL_END', toolCallId: 'c1' },
+      {
+        type: 'RUN_FINISHED',
+        threadId: 't',
+        runId: 'r1',
+        outcome: { type: 'interrupt', interrupts: [{ id: 'int-1', reason: 'tool_approval', toolCallId: 'c1', message: 'Approve send_email?' }] },
+        usage: [{ model: 'm', inputTokens: 10, outputTokens: 2, totalTokens: 12 }],
+      },
+    ]);
+    expect(paused.runs.root.status).toBe('waiting');
+    expect(paused.interrupts.map((i) => i.id)).toEqual(['int-1']);
+    const done = fold(
+      [
+        { type: 'RUN_STARTED', threadId: 't', runId: 'r2' },
+        { type: 'TOOL_CALL_RESULT', messageId: 'm1', toolCallId: 'c1', content: 'sent' },
+        { type: 'TEXT_MESSAGE_START', messageId: 'a1', role: 'assistant' },
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a1', delta: 'Sent.' },
+        { type: 'TEXT_MESSAGE_END', messageId: 'a1' },
+        { type: 'RUN_FINISHED', threadId: 't', runId: 'r2', usage: [{ model: 'm', inputTokens: 5, outputTokens: 1, totalTokens: 6 }] },
+      ],
+      paused,
+    );
+    expect(done.interrupts).toEqual([]);
+    expect(done.runs.root.status).toBe('finished');
+    expect(done.toolCalls['root/c1'].result).toBe('sent');
+    expect(finalText(done)).toBe('Sent.');
+    expect(done.usage).toEqual({ inputTokens: 15, outputTokens: 3, totalTokens: 18 });
+  });
+});

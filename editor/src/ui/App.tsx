@@ -1,0 +1,431 @@
+import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { api, APIError } from '../api';
+import { chainId, chainOf, exportChain, importChain, newChain, parseChain, withLayout, type Doc } from '../dsl';
+import * as edit from '../edit';
+import { defaultsOf, fieldsOfForm } from '../forms';
+import * as H from '../history';
+import { locate, type Located } from '../problems';
+import { relationOptions } from '../relations';
+import type { ChainInfo, Components, JsonObject, Problem, RuleNode } from '../types';
+import { Canvas, type Selection } from './Canvas';
+import { EdgePanel } from './EdgePanel';
+import { useLiveTrace } from './useLiveTrace';
+import { Toolbar } from './Toolbar';
+import { ChainList } from './ChainList';
+import { ChainPanel } from './ChainPanel';
+import { useDialog } from './Dialog';
+import { NodePanel } from './NodePanel';
+import { Palette } from './Palette';
+import { newThread, RunPanel, type Thread } from './RunPanel';
+import { Shortcuts, SHORTCUTS } from './Shortcuts';
+
+const EMPTY_SEL: Selection = { nodes: new Set(), edges: new Set() };
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+export function App() {
+  return (
+    <ReactFlowProvider>
+      <Editor />
+    </ReactFlowProvider>
+  );
+}
+
+function typing(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
+}
+
+function Editor() {
+  const flow = useReactFlow();
+  const [ask, dialog] = useDialog();
+  const [components, setComponents] = useState<Components | null>(null);
+  const [chains, setChains] = useState<ChainInfo[]>([]);
+  const [hist, setHist] = useState<H.History<Doc> | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+  const [sel, setSel] = useState<Selection>(EMPTY_SEL);
+  const [problems, setProblems] = useState<Problem[]>([]);
+  const [warnings, setWarnings] = useState<Problem[]>([]);
+  const [status, setStatus] = useState<{ text: string; error?: boolean } | null>(null);
+  const [tab, setTab] = useState<'inspect' | 'run'>('inspect');
+  const [threads, setThreads] = useState<Record<string, Thread>>({});
+  const [help, setHelp] = useState(false);
+  const clip = useRef<edit.Clip | null>(null);
+
+  const doc = hist?.present ?? null;
+  const id = doc ? chainId(doc) : null;
+  const docJSON = useMemo(() => (doc ? JSON.stringify(exportChain(doc)) : null), [doc]);
+  const dirty = doc !== null && docJSON !== saved;
+  const deployed = !!id && chains.some((c) => c.id === id);
+  const forms = useMemo(() => new Map((components?.nodes ?? []).map((f) => [f.type, f])), [components]);
+
+  const refreshChains = useCallback(() => {
+    api.chains().then(setChains, (e: Error) => setStatus({ text: `Cannot list chains: ${e.message}`, error: true }));
+  }, []);
+
+  useEffect(() => {
+    api.components().then(setComponents, (e: Error) => setStatus({ text: `Cannot load components: ${e.message}`, error: true }));
+    refreshChains();
+  }, [refreshChains]);
+
+  const [highlight, clearHighlight] = useLiveTrace(id, doc, refreshChains);
+
+  useEffect(() => {
+    const h = (e: BeforeUnloadEvent) => {
+      if (dirty) e.preventDefault();
+    };
+    window.addEventListener('beforeunload', h);
+    return () => window.removeEventListener('beforeunload', h);
+  }, [dirty]);
+
+  const change = useCallback((f: (d: Doc) => Doc, tag: string | null = null) => {
+    setHist((h) => (h ? H.push(h, f(h.present), tag) : h));
+  }, []);
+
+  const load = (d: Doc, savedAs: string | null) => {
+    setHist(H.start(d));
+    setSaved(savedAs);
+    setSel(EMPTY_SEL);
+    setProblems([]);
+    setWarnings([]);
+    setTab('inspect');
+    setTimeout(() => flow.fitView({ padding: 0.2, maxZoom: 1 }), 50);
+  };
+
+  const guard = async (): Promise<boolean> => {
+    if (!dirty) return true;
+    return (await ask({ title: 'Discard unsaved changes?', message: `${id || "This chain"} has changes that are not deployed.`, ok: 'Discard', danger: true })) !== null;
+  };
+
+  const open = async (cid: string) => {
+    if (cid === id || !(await guard())) return;
+    try {
+      const d = importChain(await api.chain(cid));
+      load(d, JSON.stringify(exportChain(d)));
+    } catch (e) {
+      setStatus({ text: `Cannot open ${cid}: ${(e as Error).message}`, error: true });
+    }
+  };
+
+  const askId = async (title: string, input: string, ok: string) => {
+    for (;;) {
+      const v = await ask({ title, input, inputLabel: 'Chain id (letters, digits, - _ .)', ok });
+      if (v === null) return null;
+      if (!ID.test(v)) {
+        input = v;
+        setStatus({ text: `"${v}" is not a valid chain id`, error: true });
+        continue;
+      }
+      if (chains.some((c) => c.id === v)) {
+        input = v;
+        setStatus({ text: `A chain "${v}" exists already`, error: true });
+        continue;
+      }
+      return v;
+    }
+  };
+
+  const create = async () => {
+    if (!(await guard())) return;
+    const v = await askId('New chain', '', 'Create');
+    if (v) {
+      load(newChain(v, v), null);
+      setStatus({ text: `New chain ${v}: add nodes, then deploy.` });
+    }
+  };
+
+  const rename = async (old: string) => {
+    if (old === id && dirty) {
+      setStatus({ text: 'Deploy or discard your changes before renaming this chain.', error: true });
+      return;
+    }
+    const v = await askId(`Rename ${old}`, old, 'Rename');
+    if (!v) return;
+    try {
+      const dsl = await api.chain(old);
+      dsl.ruleChain.id = v;
+      await api.save(v, dsl);
+      await api.remove(old);
+      refreshChains();
+      if (old === id) {
+        const d = importChain(dsl);
+        load(d, JSON.stringify(exportChain(d)));
+      }
+      setStatus({ text: `Renamed ${old} to ${v}` });
+    } catch (e) {
+      setStatus({ text: `Rename failed: ${(e as Error).message}`, error: true });
+    }
+  };
+
+  const duplicate = async (src: string) => {
+    const v = await askId(`Duplicate ${src}`, `${src}-copy`, 'Duplicate');
+    if (!v) return;
+    try {
+      const dsl = await api.chain(src);
+      dsl.ruleChain.id = v;
+      dsl.ruleChain.name = `${dsl.ruleChain.name ?? src} (copy)`;
+      await api.save(v, dsl);
+      refreshChains();
+      setStatus({ text: `Duplicated ${src} as ${v}` });
+    } catch (e) {
+      setStatus({ text: `Duplicate failed: ${(e as Error).message}`, error: true });
+    }
+  };
+
+  const del = async (cid: string) => {
+    if ((await ask({ title: `Delete ${cid}?`, message: 'The chain is undeployed and its file removed.', ok: 'Delete', danger: true })) === null) return;
+    try {
+      await api.remove(cid);
+      refreshChains();
+      if (cid === id) {
+        setHist(null);
+        setSaved(null);
+      }
+      setStatus({ text: `Deleted ${cid}` });
+    } catch (e) {
+      setStatus({ text: `Delete failed: ${(e as Error).message}`, error: true });
+    }
+  };
+
+  const importFile = async (file: File) => {
+    if (!(await guard())) return;
+    try {
+      const d = parseChain(await file.text());
+      // A file without ruleChain.id keeps it absent (exported as it came);
+      // deploying asks for one.
+      load(d, null);
+      setStatus({ text: `Imported ${file.name}: deploy to save it${chainId(d) ? ` as ${chainId(d)}` : ''}.` });
+    } catch (e) {
+      setStatus({ text: `Cannot import ${file.name}: ${(e as Error).message}`, error: true });
+    }
+  };
+
+  const exportFile = () => {
+    if (!doc) return;
+    const blob = new Blob([JSON.stringify(exportChain(doc), null, 2) + '\n'], { type: 'application/json' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `${id || 'chain'}.json`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  };
+
+  const deploy = async () => {
+    if (!doc) return;
+    let id = chainId(doc);
+    let target = doc;
+    if (!id) {
+      const v = await askId('The chain needs an id to deploy', '', 'Deploy');
+      if (!v) return;
+      id = v;
+      target = { ...doc, top: { ...doc.top, ruleChain: { ...chainOf(doc), id: v } as JsonObject } };
+      change(() => target);
+    }
+    const dsl = exportChain(target);
+    setStatus({ text: `Deploying ${id}…` });
+    try {
+      const info = await api.save(id, dsl);
+      setSaved(JSON.stringify(dsl));
+      setProblems([]);
+      setWarnings(info?.warnings ?? []);
+      refreshChains();
+      setStatus({ text: `Deployed ${id}${info?.warnings?.length ? ` with ${info.warnings.length} warning(s)` : ''}` });
+    } catch (e) {
+      if (e instanceof APIError && e.problems.length) {
+        setProblems(e.problems);
+        setWarnings(e.warnings);
+        setStatus({ text: `Not deployed: ${e.message} (${e.problems.length} problem${e.problems.length === 1 ? '' : 's'})`, error: true });
+        const first = locate(e.problems[0]).node;
+        if (first !== undefined && doc.nodes[first]) setSel({ nodes: new Set([doc.nodes[first].key]), edges: new Set() });
+        setTab('inspect');
+      } else setStatus({ text: `Deploy failed: ${(e as Error).message}`, error: true });
+    }
+  };
+
+  const addNodeAt = (type: string, at?: { x: number; y: number }) => {
+    if (!doc) return;
+    const form = forms.get(type);
+    const name = type === 'ai/agent' ? 'Agent' : (type.split('/').pop() ?? type);
+    const pos = at ?? flow.screenToFlowPosition({ x: window.innerWidth / 2, y: window.innerHeight / 2 });
+    const [next, key] = edit.addNode(doc, type, name, defaultsOf(fieldsOfForm(form)), pos);
+    change(() => next);
+    setSel({ nodes: new Set([key]), edges: new Set() });
+    setTab('inspect');
+  };
+
+  const connectAsk = async (from: string, to: string) => {
+    if (!doc) return;
+    const n = doc.nodes.find((x) => x.key === from);
+    if (!n) return;
+    const used = doc.edges.filter((e) => e.from === from).map((e) => e.type);
+    const choices = relationOptions(forms.get(n.node.type), n.node, used);
+    const type = await ask({ title: 'Connection relation', message: `When ${n.node.name || n.node.id} tells…`, choices, input: choices[0], inputLabel: 'Relation type (or type a custom one)', ok: 'Connect' });
+    if (type) change((d) => edit.connect(d, from, to, type));
+  };
+
+  const removeSelection = () => {
+    if (!sel.nodes.size && !sel.edges.size) return;
+    change((d) => edit.remove(d, sel.nodes, sel.edges));
+    setSel(EMPTY_SEL);
+  };
+
+  // Keyboard shortcuts (also listed by "?").
+  const keys = useRef<(e: KeyboardEvent) => void>(() => {});
+  keys.current = (e: KeyboardEvent) => {
+    const mod = e.ctrlKey || e.metaKey;
+    const k = e.key.toLowerCase();
+    if (mod && k === 's') {
+      e.preventDefault();
+      void deploy();
+      return;
+    }
+    if (document.querySelector('dialog[open]') || typing(e.target)) return;
+    if (mod && k === 'z' && !e.shiftKey) (e.preventDefault(), setHist((h) => h && H.undo(h)));
+    else if (mod && (k === 'y' || (k === 'z' && e.shiftKey))) (e.preventDefault(), setHist((h) => h && H.redo(h)));
+    else if (mod && k === 'c' && doc && sel.nodes.size) clip.current = edit.copy(doc, sel.nodes);
+    else if (mod && k === 'v' && doc && clip.current) {
+      const [next, added] = edit.paste(doc, clip.current);
+      change(() => next);
+      setSel({ nodes: new Set(added), edges: new Set() });
+    } else if (mod && k === 'a' && doc) (e.preventDefault(), setSel({ nodes: new Set(doc.nodes.map((n) => n.key)), edges: new Set(doc.edges.map((x) => x.key)) }));
+    else if (k === 'delete' || k === 'backspace') removeSelection();
+    else if (k === 'escape') setSel(EMPTY_SEL);
+    else if (k === 'f' && !mod) flow.fitView({ padding: 0.2, maxZoom: 1, duration: 200 });
+    else if (k === 'l' && !mod && doc) change((d) => withLayout(d));
+    else if (k === '?') setHelp(true);
+    else if (e.altKey && k === 'n') void create();
+    else if (e.altKey && k === 'r') setTab('run');
+    else if (e.altKey && k === 'i') setTab('inspect');
+  };
+  useEffect(() => {
+    const h = (e: KeyboardEvent) => keys.current(e);
+    window.addEventListener('keydown', h);
+    return () => window.removeEventListener('keydown', h);
+  }, []);
+
+  // Problems by node key and edge key.
+  const located: Located[] = useMemo(() => problems.map(locate), [problems]);
+  const problemCount = useMemo(() => {
+    const m = new Map<string, number>();
+    for (const l of located) if (l.node !== undefined && doc?.nodes[l.node]) m.set(doc.nodes[l.node].key, (m.get(doc.nodes[l.node].key) ?? 0) + 1);
+    return m;
+  }, [located, doc]);
+  const problemEdges = useMemo(() => new Set(located.filter((l) => l.connection !== undefined && doc?.edges[l.connection!]).map((l) => doc!.edges[l.connection!].key)), [located, doc]);
+
+  const selectedNode = doc && sel.nodes.size === 1 ? doc.nodes.find((n) => sel.nodes.has(n.key)) : undefined;
+  const selectedEdge = doc && sel.edges.size === 1 && sel.nodes.size === 0 ? doc.edges.find((e) => sel.edges.has(e.key)) : undefined;
+  const thread = id ? (threads[id] ?? null) : null;
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <h1>ruleagent</h1>
+        {doc && (
+          <span className="doc-title">
+            {chainOf(doc).name || id} <code>{id}</code>
+            {dirty && (
+              <span className="dirty" title="Unsaved changes" aria-label="Unsaved changes">
+                ●
+              </span>
+            )}
+          </span>
+        )}
+        <span className="spacer" />
+        <Toolbar
+          canUndo={!!hist?.past.length}
+          canRedo={!!hist?.future.length}
+          open={!!doc}
+          onUndo={() => setHist((h) => h && H.undo(h))}
+          onRedo={() => setHist((h) => h && H.redo(h))}
+          onLayout={() => change((d) => withLayout(d))}
+          onFit={() => flow.fitView({ padding: 0.2, maxZoom: 1, duration: 200 })}
+          onExport={exportFile}
+          onDeploy={deploy}
+          onHelp={() => setHelp(true)}
+        />
+      </header>
+      {status && (
+        <div className={`status${status.error ? ' error' : ''}`} role={status.error ? 'alert' : 'status'}>
+          {status.text}
+          <button type="button" aria-label="Dismiss" onClick={() => setStatus(null)}>
+            ✕
+          </button>
+        </div>
+      )}
+      <aside className="sidebar">
+        <ChainList chains={chains} open={id} draft={id} onOpen={open} onNew={create} onRename={rename} onDuplicate={duplicate} onDelete={del} onImport={importFile} />
+        {doc && components && <Palette forms={components.nodes} onAdd={(t) => addNodeAt(t)} />}
+      </aside>
+      <main className="main">
+        {doc ? (
+          <Canvas
+            doc={doc}
+            forms={forms}
+            selection={sel}
+            highlight={highlight}
+            problemCount={problemCount}
+            problemEdges={problemEdges}
+            onSelect={(s) => setSel(s)}
+            onMove={(moves, tag) => change((d) => edit.moveNodes(d, moves), tag)}
+            onConnect={(from, to) => void connectAsk(from, to)}
+            onDropNode={(t, at) => addNodeAt(t, at)}
+            onEdgeOpen={(k) => setSel({ nodes: new Set(), edges: new Set([k]) })}
+          />
+        ) : (
+          <div className="welcome">
+            <h2>Open a chain, or create one</h2>
+            <p>Pick a chain on the left, press New, or import a chain file. Press ? for the keyboard shortcuts.</p>
+          </div>
+        )}
+      </main>
+      {doc && (
+        <aside className="panel">
+          <div className="tabs" role="tablist">
+            <button type="button" role="tab" aria-selected={tab === 'inspect'} onClick={() => setTab('inspect')}>
+              Inspect
+            </button>
+            <button type="button" role="tab" aria-selected={tab === 'run'} onClick={() => setTab('run')}>
+              Run
+            </button>
+          </div>
+          <div className="panel-body" role="tabpanel">
+            {tab === 'inspect' &&
+              (selectedNode ? (
+                <NodePanel
+                  key={selectedNode.key}
+                  doc={doc}
+                  node={selectedNode}
+                  form={forms.get(selectedNode.node.type)}
+                  forms={forms}
+                  builtins={components?.builtins ?? []}
+                  chains={chains}
+                  problems={located.filter((l) => l.node !== undefined && doc.nodes[l.node]?.key === selectedNode.key)}
+                  onNode={(f: (n: RuleNode) => RuleNode, tag) => change((d) => edit.updateNode(d, selectedNode.key, f), tag === null ? null : `${selectedNode.key}.${tag}`)}
+                  onFirst={() => change((d) => edit.setFirst(d, selectedNode.key))}
+                  onConnect={(to, type) => change((d) => edit.connect(d, selectedNode.key, to, type))}
+                  onEdgeType={(k, type) => change((d) => edit.setEdgeType(d, k, type))}
+                  onEdgeRemove={(k) => change((d) => edit.remove(d, new Set(), new Set([k])))}
+                />
+              ) : selectedEdge ? (
+                <EdgePanel doc={doc} edgeKey={selectedEdge.key} forms={forms} onType={(t) => change((d) => edit.setEdgeType(d, selectedEdge.key, t))} onRemove={removeSelection} />
+              ) : (
+                <ChainPanel doc={doc} located={located} warnings={warnings} selected={sel.nodes.size} onChain={(patch: JsonObject, tag) => change((d) => ({ ...d, top: { ...d.top, ruleChain: { ...chainOf(d), ...patch } as JsonObject } }), tag)} />
+              ))}
+            {tab === 'run' && id && (
+              <RunPanel
+                chainId={id}
+                deployed={deployed}
+                dirty={dirty}
+                thread={thread ?? newThread()}
+                setThread={(f) => setThreads((ts) => ({ ...ts, [id]: f(ts[id] ?? thread ?? newThread()) }))}
+                onRunStart={clearHighlight}
+              />
+            )}
+          </div>
+        </aside>
+      )}
+      {help && <Shortcuts onClose={() => setHelp(false)} list={SHORTCUTS} />}
+      {dialog}
+    </div>
+  );
+}
