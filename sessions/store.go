@@ -76,7 +76,9 @@ func (r *Record) Info() Info {
 }
 
 // Key returns the record's session key.
-func (r *Record) Key() Key { return Key{Agent: r.Agent, Scope: r.Scope, User: r.UserID, Thread: r.ThreadID} }
+func (r *Record) Key() Key {
+	return Key{Agent: r.Agent, Scope: r.Scope, User: r.UserID, Thread: r.ThreadID}
+}
 
 // NewRecord returns an empty session for key.
 func NewRecord(k Key) *Record {
