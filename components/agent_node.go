@@ -224,6 +224,11 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		in.Memory, in.LLM = conv, llm
 	}
 	out, err := n.agent.Run(goctx, in, sink)
+	if conv != nil {
+		// Before the terminal Tell: the caller may send the session's next
+		// request as soon as it has the answer.
+		conv.Release()
+	}
 	if err != nil {
 		t.failure(msg, err)
 		return
