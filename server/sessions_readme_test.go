@@ -1,14 +1,12 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
 	"github.com/ruleagent/ruleagent/sessions"
@@ -31,22 +29,7 @@ func TestREADMESessionExamples(t *testing.T) {
 		"allowedModels": []any{map[string]any{"name": "deep", "model": "o3"}}}}))
 	e := newSessionEnvLLM(t, sessions.NewMemory(), map[string]string{"chat": chat}, llm)
 
-	blocks := shellBlocks(readmeSection(t, "## Sessions and memory"))
-	if len(blocks) < 2 {
-		t.Fatalf("only %d shell examples found", len(blocks))
-	}
-	work := t.TempDir()
-	for i, block := range blocks {
-		script := "set -e -o pipefail\n" + strings.ReplaceAll(block, "http://127.0.0.1:8080", e.base)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cmd := exec.CommandContext(ctx, "bash", "-c", script)
-		cmd.Dir = work
-		out, err := cmd.CombinedOutput()
-		cancel()
-		if err != nil {
-			t.Errorf("README example %d failed: %v\n%s\noutput: %s", i+1, err, block, out)
-		}
-	}
+	work := runShellExamples(t, "## Sessions and memory", e.base, 2)
 	// The second run saw the first; the export was saved; the session is
 	// gone after the DELETE.
 	last := findRequest(e, "What is my name?")
