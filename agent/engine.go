@@ -109,6 +109,12 @@ type Input struct {
 	Bind tools.BindValues
 	// Scrubber redacts tool results and errors of this run.
 	Scrubber tools.Scrubber
+	// LLM, when set, answers this run instead of Config.LLM (a session's
+	// model).
+	LLM *Client
+	// Memory, when set, supplies the conversation the run continues and
+	// keeps what it adds (see Memory).
+	Memory Memory
 }
 
 // Output is what a run produced.
@@ -159,12 +165,13 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	}
 	st := events.NewStream(sink, in.ThreadID, in.RunID)
 	p := in.Point
-	p.RunID, p.ThreadID, p.Model = in.RunID, in.ThreadID, a.cfg.LLM.Model()
+	p.RunID, p.ThreadID = in.RunID, in.ThreadID
 	// The caller's tools and context are for this run only: whatever this
 	// run calls (rule chains, sub-agents, MCP) has this run as its caller.
 	// Usage adds up here and in every run above (a sub-agent's calls count
 	// in its parent's usage).
 	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx))}
+	p.Model = r.llm().Model()
 	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
 
 	defer func() {
@@ -182,7 +189,14 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	}
 	st.Emit(events.Event{Type: events.RunStarted, ParentRunID: in.ParentRunID})
 
-	res, err := r.lifecycle(ctx)
+	err = r.recall(ctx)
+	var res *aspects.RunOutput
+	if err == nil {
+		res, err = r.lifecycle(ctx)
+	}
+	if err == nil {
+		err = r.keep(ctx, res)
+	}
 	if res != nil {
 		res.Duration = time.Since(start)
 	}

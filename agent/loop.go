@@ -185,7 +185,7 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 		creq.ParallelToolCalls = &p
 	}
 	em := &emitter{r: r, messageID: r.in.RunID + "-msg-" + strconv.Itoa(step), ctx: ctx, toolMeta: r.toolMeta}
-	t, err := cfg.LLM.Complete(ctx, creq, r.in.Stream, em, r.retrying)
+	t, err := r.llm().Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
 		if ctx.Err() == nil {

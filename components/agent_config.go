@@ -43,6 +43,7 @@ type Config struct {
 	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
 	Approval               map[string]any `json:"approval" label:"Approval" desc:"Tool calls that need a person before they run: {tools: [globs], commands: [bash command patterns], timeout: \"10m\"}. The run pauses with an AG-UI interrupt; no answer within the timeout means deny."`
+	Session                map[string]any `json:"session" label:"Session" desc:"Conversation memory between runs: {scope: none|global|user|thread|user_thread, name, memory: full|final|tool_summaries, toolResultLimit, maxHistoryMessages, maxHistoryTokens, compaction: {keepTurns, prompt}, ttl, allowedModels}. See README, Sessions and memory."`
 }
 
 // defaultConfig holds the documented defaults.
@@ -95,6 +96,7 @@ type parsed struct {
 	aspectList   []aspects.Aspect
 	systemPrompt string
 	approval     *tools.ApprovalPolicy
+	session      *sessionSpec
 }
 
 func (c *Config) parse() (*parsed, error) {
@@ -174,6 +176,9 @@ func (c *Config) parse() (*parsed, error) {
 				return nil, fmt.Errorf("approval.tools[%d]: %q is not a valid glob", i, g)
 			}
 		}
+	}
+	if p.session, err = parseSession(c.Session); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
