@@ -41,7 +41,8 @@ async function check(name, f) {
 }
 
 const page = context.pages()[0] ?? (await context.newPage());
-page.setDefaultTimeout(10000);
+// Generous: CI runs these beside the other test packages on two cores.
+page.setDefaultTimeout(30000);
 // The one deploy the test makes fail answers 400, which Chromium logs as a
 // failed resource load; that message, for that URL, is expected once.
 let expected400 = 0;
@@ -161,8 +162,15 @@ try {
     assert.deepEqual(saved.metadata.connections, [{ fromId: 'agent1', toId: 'end1', type: 'Success' }]);
     assert.equal(typeof saved.metadata.nodes[1].additionalInfo.layoutX, 'number');
     await page.keyboard.press('f');
-    await node('agent1').click();
-    await page.locator('section[aria-label="Tools editor"]').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    // Zoom to fit animates: a click during it can land beside the node, so
+    // click until the node's panel shows.
+    const toolsEditor = page.locator('section[aria-label="Tools editor"]');
+    for (let i = 0; i < 5 && !(await toolsEditor.count()); i++) {
+      await page.waitForTimeout(300);
+      await node('agent1').click();
+      await toolsEditor.waitFor({ timeout: 3000 }).catch(() => {});
+    }
+    await toolsEditor.evaluate((el) => el.scrollIntoView({ block: 'start' }));
     await page.waitForTimeout(300);
     await shot('canvas');
   });
