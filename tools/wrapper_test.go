@@ -160,7 +160,7 @@ func TestInvokeAnnouncedAndGuards(t *testing.T) {
 	var rec events.Recorder
 	r := &Run{Sink: &rec, RepeatLimit: 3, MaxCalls: 4}
 	args := json.RawMessage(`{"a":1,"b":2}`)
-	for i, wantKind := range []string{"", "", "repeated_call", "", "permission_denied"} {
+	for i, wantKind := range []string{"", "", "repeated_call", "", "limit_exceeded"} {
 		a := args
 		if i == 3 {
 			a = json.RawMessage(`{"b":2, "a":1}`) // different arguments
