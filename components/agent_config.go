@@ -13,6 +13,7 @@ import (
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // Config is the configuration of an ai/agent node. Its tags describe each
@@ -41,6 +42,8 @@ type Config struct {
 	MaxConcurrentSubagents int            `json:"maxConcurrentSubagents" label:"Concurrent sub-agents" desc:"Sub-agents one run may have running at once; further calls wait for a free slot."`
 	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
+	Policy                 map[string]any `json:"policy" label:"Tool policy" desc:"Which tools the agent may use: {profile: full|coding|readonly|minimal, allow, deny, alsoAllow, subagentDeny}; entries are tool names, globs (web_*) or groups (group:fs, group:runtime, group:web, group:mcp, group:mcp:<server>, group:agents, group:chains). Deny is final; an empty allow list allows nothing. The server's --policy applies too."`
+	Limits                 map[string]any `json:"limits" label:"Limits and budgets" desc:"{toolCallsPerHour (per session), tokensPerRun, tokensPerSession, sessionIdle (how long a session's token count is kept, default 24h), concurrentRuns}; 0 or absent means no limit. A session is the caller's threadId, else its userId."`
 }
 
 // defaultConfig holds the documented defaults.
@@ -92,6 +95,8 @@ type parsed struct {
 	timeout      time.Duration
 	aspectList   []aspects.Aspect
 	systemPrompt string
+	policy       *policy.Policy
+	limits       agent.Limits
 }
 
 func (c *Config) parse() (*parsed, error) {
@@ -159,6 +164,9 @@ func (c *Config) parse() (*parsed, error) {
 		}
 	}
 	if p.aspectList, err = parseAspects(c.Aspects); err != nil {
+		return nil, err
+	}
+	if err := p.parseGovernance(c); err != nil {
 		return nil, err
 	}
 	return p, nil

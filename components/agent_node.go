@@ -26,6 +26,7 @@ import (
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
 	mcptool "github.com/ruleagent/ruleagent/tools/mcp"
+	"github.com/ruleagent/ruleagent/tools/policy"
 	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
@@ -55,6 +56,11 @@ type AgentNode struct {
 	nodeName string
 	vars     map[string]string
 	globals  map[string]string
+	// gov is the host's governance; policies are the server's and the
+	// node's tool policies, the restrictions of a run nobody above limits.
+	gov      *Governance
+	policy   *policy.Policy
+	policies *policy.Restrictions
 
 	streamOnce sync.Once
 	streamConn bool
@@ -112,6 +118,12 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	}
 	n.vars = stringMap(base.NodeUtils.GetVars(configuration))
 	n.globals = rc.Properties.Values()
+	n.gov = governanceOf(rc)
+	n.policy = p.policy
+	n.policies = (*policy.Restrictions)(nil).With(policy.LayerServer, n.gov.Policy).With(policy.NodeLayer(n.chainID, n.nodeID), n.policy)
+	if p.limits.Store == nil {
+		p.limits.Store = n.gov.Limits
+	}
 
 	n.scrubber = scrub.New()
 	for _, ep := range p.llm.Endpoints {
@@ -142,7 +154,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 		n.agent, err = agent.New(agent.Config{LLM: client, Tools: n.tools, Aspects: am, MaxStep: n.Config.MaxStep,
 			MaxToolOutputLength: n.Config.MaxToolOutputLength, ParallelToolCalls: n.Config.ParallelToolCalls,
 			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout,
-			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents})
+			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents, Limits: p.limits, Audit: n.gov.Audit})
 	}
 	if err != nil {
 		n.tools.Close()
@@ -203,6 +215,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		Stream:   len(sinks) > 0,
 		Bind:     tools.BindValues{Metadata: md, Vars: n.vars, Global: n.globals},
 		Scrubber: n.scrubber.Child(),
+		Policy:   n.restrictions(goctx),
 	}
 	out, err := n.agent.Run(goctx, in, sink)
 	if err != nil {
@@ -224,6 +237,18 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	m.PutValue("toolCalls", strconv.Itoa(out.ToolCalls))
 	m.PutValue("truncated", strconv.FormatBool(out.Truncated))
 	t.success(msg)
+}
+
+// restrictions are the tool policies of a run: those of the agents above
+// it (a caller's restrictions travel in the context, through rule-chain
+// tools, sub-agents and the self MCP server alike), the server's and the
+// node's own.
+func (n *AgentNode) restrictions(ctx context.Context) *policy.Restrictions {
+	inherited := policy.FromContext(ctx)
+	if inherited == nil {
+		return n.policies
+	}
+	return inherited.With(policy.LayerServer, n.gov.Policy).With(policy.NodeLayer(n.chainID, n.nodeID), n.policy)
 }
 
 // Destroy implements types.Node: it closes the tools' resources.
@@ -281,6 +306,9 @@ func (t *terminal) failure(msg types.RuleMsg, err error) {
 		code = re.Code
 	}
 	msg.Metadata.PutValue("errorCode", code)
+	if re != nil && re.Limit != "" {
+		msg.Metadata.PutValue("errorLimit", re.Limit)
+	}
 	t.ctx.TellFailure(msg, err)
 }
 
