@@ -29,6 +29,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	grace := fs.Duration("grace", 30*time.Second, "on shutdown, how long runs in progress may go on before they are cancelled")
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
+	policyF := fs.String("policy", os.Getenv("RULEAGENT_POLICY"), "server-wide tool policy, binding every agent: a JSON object such as '{\"deny\":[\"group:runtime\"]}' or the path of a JSON file (RULEAGENT_POLICY)")
+	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
 	var globalsF globalFlag
 	var corsF listFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
@@ -51,7 +53,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("--data: %w", err)
 	}
 	g := processGlobals(globalsF)
-	store, loadErrs := server.OpenStore(*chains, server.NewConfig(g))
+	gov, closeAudit, err := governance(*policyF, *auditF, *data, logger)
+	if err != nil {
+		return err
+	}
+	// Deferred first, so it runs last: every run has ended (the store is
+	// closed) before the audit log is.
+	defer closeAudit()
+	store, loadErrs := server.OpenStore(*chains, server.WithGovernance(server.NewConfig(g), gov))
 	defer store.Close()
 	store.SetLogger(logger)
 	for _, e := range loadErrs {
@@ -71,6 +80,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// Shutdown does not wait for them.
 	srv.RegisterOnShutdown(store.CloseMCPSessions)
 	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "")
+	governanceBanner(stdout, gov, *policyF)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
