@@ -62,13 +62,18 @@ type Policy struct {
 }
 
 // ConfigError is a mistake in a policy, located by its field, for example
-// `deny[2]`.
+// `deny[2]`; an empty Path is the policy object itself.
 type ConfigError struct {
 	Path string
 	Msg  string
 }
 
-func (e *ConfigError) Error() string { return e.Path + ": " + e.Msg }
+func (e *ConfigError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
 
 // Parse decodes and compiles a policy given as JSON. Unknown fields are
 // errors; an empty or null value is no policy (nil, nil).
@@ -85,10 +90,10 @@ func Parse(raw []byte) (*Policy, error) {
 		if errors.As(err, &te) && te.Field != "" {
 			return nil, &ConfigError{Path: te.Field, Msg: fmt.Sprintf("must be %s", jsonKind(te.Field))}
 		}
-		return nil, &ConfigError{Path: "policy", Msg: strings.TrimPrefix(err.Error(), "json: ")}
+		return nil, &ConfigError{Msg: strings.TrimPrefix(err.Error(), "json: ")}
 	}
 	if dec.More() {
-		return nil, &ConfigError{Path: "policy", Msg: "must be one JSON object"}
+		return nil, &ConfigError{Msg: "must be one JSON object"}
 	}
 	return Compile(s)
 }
