@@ -20,29 +20,6 @@ import (
 	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
-type auditSink struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (a *auditSink) Record(r audit.Record) {
-	a.mu.Lock()
-	a.recs = append(a.recs, r)
-	a.mu.Unlock()
-}
-
-func (a *auditSink) kind(k string) []audit.Record {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []audit.Record
-	for _, r := range a.recs {
-		if r.Kind == k {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // runOn runs one conversation on a, in thread (empty: none), checking the
 // event stream.
 func runOn(t *testing.T, a *Agent, thread, text string) (*Output, error, *events.Recorder) {
@@ -72,7 +49,7 @@ func TestTokensPerRun(t *testing.T) {
 	usage := &llmtest.Usage{PromptTokens: 500, CompletionTokens: 100}
 	h := newHarness(t, llmtest.Always(llmtest.Response{ToolCalls: []llmtest.ToolCall{llmtest.Call("add", `{"a":1,"b":2}`)}, Usage: usage}))
 	h.tools = []string{"add"}
-	aud := &auditSink{}
+	aud := &audit.Recorder{}
 	h.cfg.Audit, h.cfg.RepeatLimit, h.cfg.Limits = aud, -1, Limits{TokensPerRun: 1000}
 	before := testutil.ToFloat64(metrics.LimitHits.WithLabelValues(limits.TokensPerRun))
 	_, err, rec := runOn(t, h.agent(), "", "add forever")
@@ -85,12 +62,12 @@ func TestTokensPerRun(t *testing.T) {
 	if got := testutil.ToFloat64(metrics.LimitHits.WithLabelValues(limits.TokensPerRun)); got != before+1 {
 		t.Fatalf("limit hits %v -> %v", before, got)
 	}
-	recs := aud.kind(audit.KindLimit)
+	recs := aud.Records(audit.KindLimit)
 	if len(recs) != 1 || recs[0].Limit != limits.TokensPerRun || recs[0].Max != 1000 || recs[0].Used != 1200 || recs[0].Outcome != audit.OutcomeLimit ||
 		recs[0].ChainID != "c" || recs[0].NodeID != "agent" || recs[0].RunID == "" {
 		t.Fatalf("audit %+v", recs)
 	}
-	if calls := aud.kind(audit.KindToolCall); len(calls) != 2 || calls[0].Outcome != audit.OutcomeOK {
+	if calls := aud.Records(audit.KindToolCall); len(calls) != 2 || calls[0].Outcome != audit.OutcomeOK {
 		t.Fatalf("tool call records %+v", calls)
 	}
 }
@@ -133,7 +110,7 @@ func TestConcurrentRuns(t *testing.T) {
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(free)
-	aud := &auditSink{}
+	aud := &audit.Recorder{}
 	h.cfg.Audit, h.cfg.Limits = aud, Limits{ConcurrentRuns: 1}
 	a := h.agent()
 	first := make(chan error, 1)
@@ -155,14 +132,14 @@ func TestConcurrentRuns(t *testing.T) {
 	if _, err, _ := runOn(t, a, "", "third"); err != nil {
 		t.Fatal(err)
 	}
-	if recs := aud.kind(audit.KindLimit); len(recs) != 1 || recs[0].Limit != limits.ConcurrentRuns || recs[0].Max != 1 || recs[0].Used != 1 {
+	if recs := aud.Records(audit.KindLimit); len(recs) != 1 || recs[0].Limit != limits.ConcurrentRuns || recs[0].Max != 1 || recs[0].Used != 1 {
 		t.Fatalf("audit %+v", recs)
 	}
 }
 
 func TestTimeoutIsALimit(t *testing.T) {
 	h := newHarness(t, llmtest.Always(llmtest.Response{Hang: true}))
-	aud := &auditSink{}
+	aud := &audit.Recorder{}
 	h.cfg.Audit, h.cfg.Timeout = aud, 50*time.Millisecond
 	before := testutil.ToFloat64(metrics.LimitHits.WithLabelValues(limits.Timeout))
 	_, err, _ := runOn(t, h.agent(), "", "hi")
@@ -173,7 +150,7 @@ func TestTimeoutIsALimit(t *testing.T) {
 	if got := testutil.ToFloat64(metrics.LimitHits.WithLabelValues(limits.Timeout)); got != before+1 {
 		t.Fatalf("limit hits %v -> %v", before, got)
 	}
-	if recs := aud.kind(audit.KindLimit); len(recs) != 1 || recs[0].Limit != limits.Timeout || recs[0].Max != 50 {
+	if recs := aud.Records(audit.KindLimit); len(recs) != 1 || recs[0].Limit != limits.Timeout || recs[0].Max != 50 {
 		t.Fatalf("audit %+v", recs)
 	}
 }

@@ -195,3 +195,17 @@ func TestArgsAndErrorText(t *testing.T) {
 		t.Fatalf("cut %d bytes", len(cut))
 	}
 }
+
+func TestRecorder(t *testing.T) {
+	var r Recorder
+	r.Record(Record{Kind: KindToolCall, RunID: "1"})
+	r.Record(Record{Kind: KindLimit, RunID: "2"})
+	all := r.Records()
+	all[0].RunID = "changed" // a copy
+	if got := r.Records(); len(got) != 2 || got[0].RunID != "1" {
+		t.Fatalf("records %+v", got)
+	}
+	if got := r.Records(KindLimit); len(got) != 1 || got[0].RunID != "2" {
+		t.Fatalf("limit records %+v", got)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rulego/rulego"
@@ -23,23 +22,6 @@ import (
 // model is offered, what a call it makes anyway does (a canary file that
 // bash would create stays absent), and what sub-agents and the agents of
 // rule-chain tools inherit.
-
-type auditRecords struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (a *auditRecords) Record(r audit.Record) {
-	a.mu.Lock()
-	a.recs = append(a.recs, r)
-	a.mu.Unlock()
-}
-
-func (a *auditRecords) all() []audit.Record {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.recs)
-}
 
 // bashTool is the real bash builtin, and canaryCall the call that would
 // create the canary file in the workspace.
@@ -213,7 +195,7 @@ func TestServerGovernanceViaConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aud := &auditRecords{}
+	aud := &audit.Recorder{}
 	cfg := rulego.NewConfig()
 	RegisterGovernance(&cfg, &Governance{Policy: pol, Audit: aud})
 	// The node allows bash explicitly: the server's deny still wins.
@@ -233,7 +215,7 @@ func TestServerGovernanceViaConfig(t *testing.T) {
 	if got := srv.Requests()[0].ToolNames(); !slices.Equal(got, []string{"read"}) {
 		t.Fatalf("offered %v", got)
 	}
-	recs := aud.all()
+	recs := aud.Records()
 	if len(recs) != 1 {
 		t.Fatalf("audit %+v", recs)
 	}
@@ -253,7 +235,7 @@ func TestServerGovernanceViaConfig(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "canary")); err != nil {
 		t.Fatalf("without the server policy, bash was refused: %v", err)
 	}
-	if len(aud.all()) != 1 {
+	if len(aud.Records()) != 1 {
 		t.Fatal("an ungoverned chain wrote to the audit sink")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -20,26 +19,14 @@ import (
 	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
-// auditRecorder keeps the records it receives.
-type auditRecorder struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (a *auditRecorder) Record(r audit.Record) {
-	a.mu.Lock()
-	a.recs = append(a.recs, r)
-	a.mu.Unlock()
-}
-
-func (a *auditRecorder) last(t *testing.T) audit.Record {
+// lastRecord is the last audit record a kept.
+func lastRecord(t *testing.T, a *audit.Recorder) audit.Record {
 	t.Helper()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.recs) == 0 {
+	recs := a.Records()
+	if len(recs) == 0 {
 		t.Fatal("no audit record")
 	}
-	return a.recs[len(a.recs)-1]
+	return recs[len(recs)-1]
 }
 
 // counted is a tool that counts its calls: a refused call must not run.
@@ -53,21 +40,11 @@ func counted(name string, n *atomic.Int64) Tool {
 // kindSet builds a set whose entries have the given kinds.
 func kindSet(t *testing.T, tools map[string]Tool, kinds map[string]string, order ...string) *Set {
 	t.Helper()
-	var entries []*Entry
-	for _, name := range order {
-		e, err := newEntry("tools[0]", tools[name], Spec{Type: kinds[name]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, e)
+	list := make([]Tool, len(order))
+	for i, name := range order {
+		list[i] = tools[name]
 	}
-	cat, err := newCatalog(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Set{}
-	s.cat.Store(cat)
-	return s
+	return setWith(t, func(tl Tool) Spec { return Spec{Type: kinds[tl.Info().Name]} }, list...)
 }
 
 func restrictions(t *testing.T, layer, js string) *policy.Restrictions {
@@ -159,7 +136,7 @@ func TestDeniedCallIsRefused(t *testing.T) {
 	set := kindSet(t, map[string]Tool{"read": counted("read", &n), "bash": counted("bash", &n)},
 		map[string]string{"read": TypeBuiltin, "bash": TypeBuiltin}, "read", "bash")
 	var rec events.Recorder
-	aud := &auditRecorder{}
+	aud := &audit.Recorder{}
 	r := &Run{Sink: &rec, Audit: aud, Point: aspects.Point{RunID: "run-1", ThreadID: "t-1", ChainID: "c", NodeID: "agent", UserID: "u"},
 		Policy: restrictions(t, policy.NodeLayer("c", "agent"), `{"deny":["group:runtime"]}`), SessionKey: "t-1"}
 	before := testutil.ToFloat64(metrics.PolicyDenials.WithLabelValues(policy.RuleDeny))
@@ -183,7 +160,7 @@ func TestDeniedCallIsRefused(t *testing.T) {
 	if res.Type != events.ToolCallResult || !res.Meta.IsError || res.Meta.ErrorKind != "permission_denied" {
 		t.Fatalf("result event %+v", res)
 	}
-	a := aud.last(t)
+	a := lastRecord(t, aud)
 	if a.Kind != audit.KindToolCall || a.Outcome != audit.OutcomeDenied || a.Tool != "bash" || a.ToolType != TypeBuiltin ||
 		a.Decision == nil || a.Decision.Effect != "deny" || a.Decision.Rule != "deny" || a.Decision.Match != "group:runtime" ||
 		a.RunID != "run-1" || a.ThreadID != "t-1" || a.SessionKey != "t-1" || a.UserID != "u" || a.ChainID != "c" || a.NodeID != "agent" ||
@@ -196,7 +173,7 @@ func TestDeniedCallIsRefused(t *testing.T) {
 	if !errors.Is(out.Err, ErrNotFound) || !strings.Contains(out.Content, "[read]") || strings.Contains(out.Content, "bash ") {
 		t.Fatalf("not found: %s", out.Content)
 	}
-	if a := aud.last(t); a.Decision != nil || a.Outcome != audit.OutcomeError || a.ErrorKind != "not_found" {
+	if a := lastRecord(t, aud); a.Decision != nil || a.Outcome != audit.OutcomeError || a.ErrorKind != "not_found" {
 		t.Fatalf("audit of an unknown tool %+v", a)
 	}
 	// The allowed tool runs, and its record says by which rule.
@@ -204,7 +181,7 @@ func TestDeniedCallIsRefused(t *testing.T) {
 	if out.IsError || n.Load() != 1 {
 		t.Fatalf("read: %+v", out)
 	}
-	if a := aud.last(t); a.Outcome != audit.OutcomeOK || a.Decision.Effect != "allow" || a.Decision.Layer != "node c/agent" || a.Decision.Rule != policy.RuleDefault {
+	if a := lastRecord(t, aud); a.Outcome != audit.OutcomeOK || a.Decision.Effect != "allow" || a.Decision.Layer != "node c/agent" || a.Decision.Rule != policy.RuleDefault {
 		t.Fatalf("audit of an allowed call %+v", a)
 	}
 }
@@ -213,7 +190,7 @@ func TestSessionHourlyLimit(t *testing.T) {
 	var n atomic.Int64
 	set := kindSet(t, map[string]Tool{"read": counted("read", &n)}, map[string]string{"read": TypeBuiltin}, "read")
 	store := limits.NewMemory()
-	aud := &auditRecorder{}
+	aud := &audit.Recorder{}
 	newRun := func() *Run {
 		return &Run{Sink: events.Discard, Audit: aud, SessionCalls: SessionCalls{Store: store, Key: "s1", PerHour: 2}}
 	}
@@ -235,7 +212,7 @@ func TestSessionHourlyLimit(t *testing.T) {
 	if n.Load() != 2 {
 		t.Fatalf("the tool ran %d times", n.Load())
 	}
-	if a := aud.last(t); a.Outcome != audit.OutcomeLimit || a.Limit != limits.ToolCallsPerHour || a.Max != 2 || a.Used != 2 {
+	if a := lastRecord(t, aud); a.Outcome != audit.OutcomeLimit || a.Limit != limits.ToolCallsPerHour || a.Max != 2 || a.Used != 2 {
 		t.Fatalf("audit %+v", a)
 	}
 	// Another session has its own budget.
@@ -264,10 +241,10 @@ func TestCallsInheritTheRunsRestrictions(t *testing.T) {
 
 func TestAuditArgsAreScrubbed(t *testing.T) {
 	set := testSet(t, adder())
-	aud := &auditRecorder{}
+	aud := &audit.Recorder{}
 	r := &Run{Sink: events.Discard, Audit: aud, Scrubber: upper{}}
 	set.Invoke(context.Background(), r, Call{ID: "c", Name: "add", Args: json.RawMessage(`{"a":1,"b":2,"note":"SECRET"}`)})
-	a := aud.last(t)
+	a := lastRecord(t, aud)
 	if strings.Contains(string(a.Args), "SECRET") || !strings.Contains(string(a.Args), "[REDACTED]") || !json.Valid(a.Args) {
 		t.Fatalf("args %s", a.Args)
 	}

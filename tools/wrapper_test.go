@@ -17,9 +17,15 @@ import (
 
 func testSet(t testing.TB, tools ...Tool) *Set {
 	t.Helper()
+	return setWith(t, func(tl Tool) Spec { return Spec{Type: TypeBuiltin, Timeout: testTimeout(tl)} }, tools...)
+}
+
+// setWith builds a set of tools, each entry from the spec spec gives it.
+func setWith(t testing.TB, spec func(Tool) Spec, tools ...Tool) *Set {
+	t.Helper()
 	var entries []*Entry
 	for _, tl := range tools {
-		e, err := newEntry("tools[0]", tl, Spec{Type: TypeBuiltin, Timeout: testTimeout(tl)})
+		e, err := newEntry("tools[0]", tl, spec(tl))
 		if err != nil {
 			t.Fatal(err)
 		}
