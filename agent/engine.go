@@ -65,6 +65,8 @@ type Config struct {
 	// Audit receives the audit records of the agent's tool calls and of
 	// the limits its runs reach; nil records nothing.
 	Audit audit.Sink
+	// Approval says which tool calls need a person (nil: only form tools).
+	Approval *tools.ApprovalPolicy
 }
 
 // Agent runs ReAct loops. It is safe for concurrent runs; all run state is

@@ -75,8 +75,8 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	cfg := &r.agent.cfg
 	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
 		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
-		MaxSubagents: cfg.MaxConcurrentSubagents, Policy: r.in.Policy, Audit: cfg.Audit, ParentRunID: r.in.ParentRunID,
-		SessionKey: r.session}
+		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval, Policy: r.in.Policy, Audit: cfg.Audit,
+		ParentRunID: r.in.ParentRunID, SessionKey: r.session}
 	r.tools.SessionCalls = r.sessionCalls()
 
 	conv := make([]events.Message, 0, len(input.Messages)+8)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +43,7 @@ type Config struct {
 	MaxConcurrentSubagents int            `json:"maxConcurrentSubagents" label:"Concurrent sub-agents" desc:"Sub-agents one run may have running at once; further calls wait for a free slot."`
 	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
+	Approval               map[string]any `json:"approval" label:"Approval" desc:"Tool calls that need a person before they run: {tools: [globs], commands: [bash command patterns], timeout: \"10m\"}. The run pauses with an AG-UI interrupt; no answer within the timeout means deny."`
 	Policy                 map[string]any `json:"policy" label:"Tool policy" desc:"Which tools the agent may use: {profile: full|coding|readonly|minimal, allow, deny, alsoAllow, subagentDeny}; entries are tool names, globs (web_*) or groups (group:fs, group:runtime, group:web, group:mcp, group:mcp:<server>, group:agents, group:chains). Deny is final; an empty allow list allows nothing. The server's --policy applies too."`
 	Limits                 map[string]any `json:"limits" label:"Limits and budgets" desc:"{toolCallsPerHour (per session), tokensPerRun, tokensPerSession, sessionIdle (how long a session's token count is kept, default 24h), concurrentRuns}; 0 or absent means no limit. A session is the caller's threadId, else its userId."`
 }
@@ -95,6 +97,7 @@ type parsed struct {
 	timeout      time.Duration
 	aspectList   []aspects.Aspect
 	systemPrompt string
+	approval     *tools.ApprovalPolicy
 	policy       *policy.Policy
 	limits       agent.Limits
 }
@@ -165,6 +168,17 @@ func (c *Config) parse() (*parsed, error) {
 	}
 	if p.aspectList, err = parseAspects(c.Aspects); err != nil {
 		return nil, err
+	}
+	if len(c.Approval) > 0 {
+		p.approval = &tools.ApprovalPolicy{}
+		if err := strictJSON(c.Approval, p.approval); err != nil {
+			return nil, fmt.Errorf("approval: %w", err)
+		}
+		for i, g := range p.approval.Tools {
+			if _, err := path.Match(g, ""); err != nil {
+				return nil, fmt.Errorf("approval.tools[%d]: %q is not a valid glob", i, g)
+			}
+		}
 	}
 	if err := p.parseGovernance(c); err != nil {
 		return nil, err

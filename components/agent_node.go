@@ -154,7 +154,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 		n.agent, err = agent.New(agent.Config{LLM: client, Tools: n.tools, Aspects: am, MaxStep: n.Config.MaxStep,
 			MaxToolOutputLength: n.Config.MaxToolOutputLength, ParallelToolCalls: n.Config.ParallelToolCalls,
 			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout,
-			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents, Limits: p.limits, Audit: n.gov.Audit})
+			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents, Approval: p.approval, Limits: p.limits, Audit: n.gov.Audit})
 	}
 	if err != nil {
 		n.tools.Close()

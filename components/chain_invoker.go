@@ -75,9 +75,10 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 	}
 	msg := types.NewMsg(0, "TOOL_CALL", types.JSON, md, req.Data)
 
-	sink := req.Sink
-	if sink == nil {
-		sink = events.Discard
+	scrubOut := chainScrubber(e)
+	var sink events.Sink = events.Discard
+	if req.Sink != nil {
+		sink = scrubbingSink{next: req.Sink, scrub: scrubOut}
 	}
 	names := map[string]string{}
 	order := map[string]int{}
@@ -114,11 +115,11 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 			defer mu.Unlock()
 			if err != nil || rel == types.Failure {
 				if failure == nil {
-					failure = chainFailure(req.ChainID, m, err)
+					failure = chainFailure(req.ChainID, m, err, scrubOut)
 				}
 				return
 			}
-			outs = append(outs, tools.ChainOutput{NodeID: rc.GetSelfId(), Data: m.GetData()})
+			outs = append(outs, tools.ChainOutput{NodeID: rc.GetSelfId(), Data: scrubOut(m.GetData())})
 		}))...)
 	}()
 	select {
@@ -144,7 +145,7 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 
 // chainFailure is the tool error of a chain that ended in Failure: the
 // chain's own error message, and its errorCode when an agent set one.
-func chainFailure(id string, m types.RuleMsg, err error) error {
+func chainFailure(id string, m types.RuleMsg, err error, scrubOut func(string) string) error {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -154,6 +155,7 @@ func chainFailure(id string, m types.RuleMsg, err error) error {
 	if msg == "" {
 		msg = "it ended in Failure"
 	}
+	msg = scrubOut(msg)
 	if m.Metadata != nil {
 		if code := m.Metadata.GetValue("errorCode"); code != "" {
 			return tools.Errorf(tools.ErrExecutionFailed, "chain %s failed (%s): %s", id, code, msg)

@@ -127,7 +127,9 @@ func TestRuleChainToolFailuresAndTimeouts(t *testing.T) {
 	if len(marked("slow")) != 0 {
 		t.Fatal("the timed-out chain kept running: its next node ran")
 	}
-	if took > 3*time.Second {
+	// Not a timing figure: a bound far from the 150ms timeout and the 5s
+	// cancel grace that only a hang would cross.
+	if took > 30*time.Second {
 		t.Fatalf("the timed-out call took %v", took)
 	}
 	// Control: with time to finish, the same chain does reach that node.
@@ -140,8 +142,9 @@ func TestRuleChainToolFailuresAndTimeouts(t *testing.T) {
 		t.Fatalf("missing target: %q", got)
 	}
 	// The whole run (two LLM turns) includes the missing-target call; the
-	// call itself answers at once, never waiting for a timeout.
-	if d := time.Since(start); d > 2*time.Second {
+	// call itself answers at once, never waiting for its timeout (the
+	// default, 120s): a bound no correct run under load comes near.
+	if d := time.Since(start); d > 60*time.Second {
 		t.Fatalf("missing target took %v", d)
 	}
 

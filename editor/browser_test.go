@@ -44,6 +44,7 @@ func TestBrowser(t *testing.T) {
 	}
 	write(t, filepath.Join(work, "workspace", "notes.txt"), "remember the milk\n")
 	write(t, filepath.Join(chains, "helper.json"), helperChain)
+	write(t, filepath.Join(chains, "guarded.json"), guardedChain)
 
 	bin := filepath.Join(t.TempDir(), "ruleagent")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/ruleagent")
@@ -73,6 +74,12 @@ func script() llmtest.Script {
 	answer := "The demo agent read your notes and asked its helper; here is the end of answer."
 	return llmtest.Route(
 		llmtest.Rule{Match: llmtest.SystemContains("You are the helper"), Script: llmtest.Always(llmtest.Reply("helper says hi"))},
+		llmtest.Rule{Match: llmtest.SystemContains("You are the guarded agent"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("guarded says: " + res[0].Content)
+			}
+			return llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`))
+		})},
 		llmtest.Rule{Match: llmtest.UserContains("slow"), Script: llmtest.Always(llmtest.Response{Hang: true})},
 		llmtest.Rule{Match: llmtest.SystemContains("You are the demo agent"), Script: llmtest.Sequence(
 			llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`), llmtest.Call("Helper", `{"message":"say hi"}`)),
@@ -86,6 +93,14 @@ const helperChain = `{
   "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Helper", "configuration": {
     "url": "${global.llm_url}", "key": "${global.api_key}", "model": "${global.model}",
     "systemPrompt": "You are the helper.", "maxStep": 3}}], "connections": []}
+}`
+
+// guardedChain's agent may read only with a person's approval.
+const guardedChain = `{
+  "ruleChain": {"id": "guarded", "name": "Guarded", "root": true},
+  "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Guarded", "configuration": {
+    "systemPrompt": "You are the guarded agent.", "maxStep": 3, "approval": {"tools": ["read"]},
+    "tools": [{"type": "builtin", "name": "read"}]}}], "connections": []}
 }`
 
 // serve starts `ruleagent serve` on a free loopback port and returns its URL.

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -26,7 +27,11 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		b = field(b, "threadId", e.ThreadID)
 		b = field(b, "runId", e.RunID)
 		b = rawField(b, "result", e.Result)
-		b = appendOutcome(b, e.Outcome, e.PendingToolCallIDs)
+		if e.Outcome == OutcomeInterrupt {
+			b = appendInterrupts(b, e.Interrupts)
+		} else {
+			b = appendOutcome(b, e.Outcome, e.PendingToolCallIDs)
+		}
 		b = appendUsage(b, e.Usage)
 	case RunError:
 		b = field(b, "message", e.Message)
@@ -189,6 +194,18 @@ func appendOutcome(b []byte, outcome string, pending []string) []byte {
 		}
 		b = append(b, ']')
 	}
+	return append(b, '}')
+}
+
+// appendInterrupts writes an interrupt outcome (a rare event: encoded with
+// encoding/json).
+func appendInterrupts(b []byte, ins []Interrupt) []byte {
+	list, err := json.Marshal(ins)
+	if err != nil || len(ins) == 0 {
+		list = []byte("[]")
+	}
+	b = append(b, `,"outcome":{"type":"interrupt","interrupts":`...)
+	b = append(b, list...)
 	return append(b, '}')
 }
 

@@ -47,7 +47,25 @@ const (
 const (
 	OutcomeSuccess   = "success"
 	OutcomeCancelled = "cancelled"
+	OutcomeInterrupt = "interrupt"
 )
+
+// Interrupt is something a paused run needs from outside before it goes
+// on: a person's approval of a tool call, or a form's answer.
+type Interrupt struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+	// Message is a prompt for whoever answers.
+	Message    string `json:"message,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// ResponseSchema is the JSON Schema of the expected answer (payload).
+	ResponseSchema json.RawMessage `json:"responseSchema,omitempty"`
+	// ExpiresAt is when the interrupt stops being answerable (RFC 3339).
+	ExpiresAt string          `json:"expiresAt,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	// SubagentRunID attributes the interrupt to a sub-agent's run.
+	SubagentRunID string `json:"subagentRunId,omitempty"`
+}
 
 // ProtocolVersion is the AG-UI protocol version ruleagent speaks.
 const ProtocolVersion = "1.0"
@@ -100,6 +118,9 @@ type Event struct {
 	// PendingToolCallIDs are the front-end tool calls a successful run left
 	// for the client to answer (RUN_FINISHED outcome success).
 	PendingToolCallIDs []string
+	// Interrupts are what a paused run waits for (RUN_FINISHED outcome
+	// interrupt).
+	Interrupts []Interrupt
 	// ProtocolVersion is the AG-UI version the producer speaks (RUN_STARTED).
 	ProtocolVersion string
 	// Usage of RUN_FINISHED and RUN_ERROR.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -26,7 +27,7 @@ type runAgentInput struct {
 	Context         []agent.ContextEntry `json:"context"`
 	State           json.RawMessage      `json:"state"`
 	ForwardedProps  json.RawMessage      `json:"forwardedProps"`
-	Resume          json.RawMessage      `json:"resume"`
+	Resume          []ResumeEntry        `json:"resume"`
 	ProtocolVersion string               `json:"protocolVersion"`
 }
 
@@ -45,7 +46,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &in) {
 		return
 	}
-	if msgs := bytes.TrimSpace(in.Messages); len(msgs) == 0 || msgs[0] != '[' {
+	if msgs := bytes.TrimSpace(in.Messages); len(in.Resume) == 0 && (len(msgs) == 0 || msgs[0] != '[') {
 		writeError(w, http.StatusBadRequest, `RunAgentInput needs "messages": an array of AG-UI messages`)
 		return
 	}
@@ -65,6 +66,27 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var warning string
+	if len(in.Resume) > 0 {
+		known, unknown := a.s.splitResume(in.Resume)
+		if len(known) > 0 {
+			in.Resume = known
+			a.resume(w, r, in, unknown)
+			return
+		}
+		// AG-UI: entries for interrupts this server is not waiting on
+		// (expired, or never raised) answer nothing; the input runs as
+		// new input, with a warning.
+		warning = "resume entries answer no open interrupt (unknown or expired) and were ignored: " + strings.Join(unknown, ", ")
+		if msgs := bytes.TrimSpace(in.Messages); len(msgs) == 0 || msgs[0] != '[' {
+			writeError(w, http.StatusConflict, warning)
+			return
+		}
+	}
+	if a.s.interrupts.waiting(in.ThreadID) {
+		writeError(w, http.StatusConflict, "thread "+quote(in.ThreadID)+" has a run waiting for answers to its interrupts: send them in resume before new input")
+		return
+	}
 	caller := &agent.Caller{Tools: in.Tools, Context: in.Context, State: in.State}
 	md := map[string]string{"source": "agui"}
 	if in.ParentRunID != "" {
@@ -76,13 +98,36 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	if !subagentEvents(r, in.ForwardedProps) {
 		sink = withoutSubagentLifecycle{out}
 	}
+	if warning != "" {
+		sink = &warnFirst{out: sink, warning: warning}
+	}
 	_, err := a.s.Run(r.Context(), RunRequest{ChainID: id, Input: `{"messages":` + string(in.Messages) + `}`, Metadata: md,
-		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink})
+		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true})
 	if err != nil && !errors.As(err, new(*RunFailure)) {
 		// The run never started (a run id taken in between): say so in
 		// the stream the client is reading.
 		out.Emit(events.Event{Type: events.RunError, Message: err.Error(), Code: "run_not_started"})
 	}
+}
+
+// resume answers a paused run's interrupts (RunAgentInput.resume) and
+// streams the rest of it as this request's AG-UI run.
+func (a aguiAPI) resume(w http.ResponseWriter, r *http.Request, in runAgentInput, unknown []string) {
+	st, answers, err := a.s.resumeAnswers(in.Resume)
+	if err != nil {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	out := sse.Start(w, a.heartbeat, map[string]string{"X-Run-Id": in.RunID, "X-Thread-Id": in.ThreadID})
+	defer out.Close()
+	var sink events.Sink = out
+	if !subagentEvents(r, in.ForwardedProps) {
+		sink = withoutSubagentLifecycle{out}
+	}
+	if len(unknown) > 0 {
+		sink = &warnFirst{out: sink, warning: "resume entries for unknown or expired interrupts were ignored: " + strings.Join(unknown, ", ")}
+	}
+	_, _ = a.s.continueRun(r.Context(), st, answers, sink, in.ThreadID, in.RunID)
 }
 
 // subagentEvents reports whether the client opted in to SUBAGENT_STARTED,
@@ -106,4 +151,20 @@ func (f withoutSubagentLifecycle) Emit(e events.Event) {
 		return
 	}
 	f.out.Emit(e)
+}
+
+// warnFirst sends a CUSTOM ruleagent.warning event right after RUN_STARTED.
+type warnFirst struct {
+	out     events.Sink
+	warning string
+	sent    bool
+}
+
+func (w *warnFirst) Emit(e events.Event) {
+	w.out.Emit(e)
+	if !w.sent && e.Type == events.RunStarted {
+		w.sent = true
+		v, _ := json.Marshal(map[string]string{"message": w.warning})
+		w.out.Emit(events.Event{Type: events.Custom, Name: "ruleagent.warning", Value: v, Timestamp: e.Timestamp})
+	}
 }

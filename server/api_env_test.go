@@ -34,6 +34,8 @@ const (
 	promptSlow   = "You are the slow agent."
 	promptBroken = "You are the broken agent."
 	promptPause  = "You are the pausing agent."
+	promptGuard  = "You are the guarded agent."
+	promptShell  = "You are the shell agent."
 )
 
 func apiScript() llmtest.Script {
@@ -50,6 +52,15 @@ func apiScript() llmtest.Script {
 			Text: strings.Repeat("slow words ", 40), ChunkSize: 5, ChunkDelay: 100 * time.Millisecond})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptPause), Script: llmtest.Always(llmtest.Response{
 			Text: "after a pause", ChunkSize: 100, ChunkDelay: 700 * time.Millisecond})},
+		llmtest.Rule{Match: llmtest.SystemContains(promptGuard), Script: llmtest.ScriptFunc(guardedAgent)},
+		llmtest.Rule{Match: llmtest.SystemContains(promptShell), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			commands := []string{"echo hello", "echo hello", "echo other"}
+			if n := r.Turn(); n < len(commands) {
+				return llmtest.Calls(llmtest.Call("bash", `{"command":"`+commands[n]+`"}`))
+			}
+			res := r.ToolResults()
+			return llmtest.Reply("last: " + res[len(res)-1].Content)
+		})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptBroken), Script: llmtest.Always(llmtest.Response{
 			Status: http.StatusBadRequest, ErrorMessage: "the model refuses this request"})},
 	)
@@ -76,6 +87,18 @@ func toolsAgent(r *llmtest.Request) llmtest.Response {
 	return llmtest.Reply("Nothing to do.")
 }
 
+// guardedAgent calls a tool that needs approval, or a form tool, then
+// answers with what came back.
+func guardedAgent(r *llmtest.Request) llmtest.Response {
+	if res := r.ToolResults(); len(res) > 0 {
+		return llmtest.Reply("Result: " + res[len(res)-1].Content)
+	}
+	if strings.Contains(r.LastUserText(), "ask") {
+		return llmtest.Calls(llmtest.Call("ask_person", `{"question":"Which size?"}`))
+	}
+	return llmtest.Calls(llmtest.Call("lookup", `{"key":"A-1"}`))
+}
+
 // agentNode is an ai/agent node config for the test chains.
 func agentNode(prompt string, extra map[string]any) map[string]any {
 	cfg := map[string]any{"systemPrompt": prompt, "maxRetries": 0, "maxStep": 5}
@@ -93,6 +116,15 @@ func testChains() map[string]string {
 		"broken": chainDSL("broken", "Broken", nil, agentNode(promptBroken, nil)),
 		"pause":  chainDSL("pause", "Pause", nil, agentNode(promptPause, nil)),
 		"lookup": jsDSL("lookup", "Lookup", nil, `return {msg: {found: msg.key}, metadata: metadata, msgType: msgType};`),
+		"guarded": chainDSL("guarded", "Guarded", nil, agentNode(promptGuard, map[string]any{
+			"approval": map[string]any{"tools": []any{"look*"}, "timeout": "3s"},
+			"tools": []any{
+				map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "lookup",
+					"parameters": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string"}}, "required": []any{"key"}}},
+				map[string]any{"type": "rulechain", "name": "ask_person", "description": "Asks the person.", "targetId": "lookup",
+					"parameters":     map[string]any{"type": "object", "properties": map[string]any{"question": map[string]any{"type": "string"}}},
+					"responseSchema": map[string]any{"type": "object", "properties": map[string]any{"size": map[string]any{"enum": []any{"S", "M", "L"}}}, "required": []any{"size"}}},
+			}})),
 		"tools": chainDSL("tools", "Tools", nil, agentNode(promptTools, map[string]any{"tools": []any{
 			map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "lookup",
 				"parameters": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string"}}, "required": []any{"key"}}},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type runBody struct {
 	ThreadID string          `json:"threadId"`
 	RunID    string          `json:"runId"`
 	Stream   bool            `json:"stream"`
+	// MsgType is the message type (default CHAT), for chains that route
+	// on it.
+	MsgType string `json:"msgType"`
 }
 
 // runAnswer is the JSON answer of a run.
@@ -41,6 +45,18 @@ type runAnswer struct {
 	Error     string              `json:"error,omitempty"`
 	ErrorCode string              `json:"errorCode,omitempty"`
 	Usage     []events.TokenUsage `json:"usage,omitempty"`
+	// Interrupts are what a paused run waits for (outcome interrupt):
+	// answer them with POST /api/v1/runs/{runId}/resume.
+	Interrupts []events.Interrupt `json:"interrupts,omitempty"`
+	// Ends lists every end of a chain that ended more than once (branches).
+	Ends []endAnswer `json:"ends,omitempty"`
+}
+
+type endAnswer struct {
+	Data     string            `json:"data"`
+	Metadata map[string]string `json:"metadata"`
+	Relation string            `json:"relation"`
+	Error    string            `json:"error,omitempty"`
 }
 
 // run answers POST /api/v1/chains/{id}/run.
@@ -60,7 +76,7 @@ func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := RunRequest{ChainID: id, Input: input, Metadata: metadataStrings(body.Metadata), ThreadID: body.ThreadID,
-		RunID: body.RunID, Source: "run"}
+		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true}
 	req.RunID = cmpOrID(req.RunID, "run-")
 	req.ThreadID = cmpOrID(req.ThreadID, "thread-")
 	if _, busy := a.s.runs.Get(req.RunID); busy {
@@ -83,15 +99,64 @@ func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, err.Error())
 		return
 	}
+	writeJSON(w, http.StatusOK, answerOf(res))
+}
+
+// resume answers POST /api/v1/runs/{runId}/resume: {"resume": [...],
+// "stream": false} answers the paused run's interrupts and answers with
+// the rest of the run like the run route (JSON or SSE).
+func (a runsAPI) resume(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Resume []ResumeEntry `json:"resume"`
+		Stream bool          `json:"stream"`
+	}
+	if !readJSON(w, r, &body) {
+		return
+	}
+	id := r.PathValue("runId")
+	st, answers, err := a.s.resumeAnswers(body.Resume)
+	if err == nil && st.req.RunID != id {
+		err = fmt.Errorf("%w: the interrupts belong to run %q, not %q", ErrResume, st.req.RunID, id)
+	}
+	if err != nil {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	headers := map[string]string{"X-Run-Id": id, "X-Thread-Id": st.req.ThreadID}
+	if body.Stream || wantsStream(r) {
+		out := sse.Start(w, a.heartbeat, headers)
+		defer out.Close()
+		_, _ = a.s.continueRun(r.Context(), st, answers, out, "", "")
+		return
+	}
+	for k, v := range headers {
+		w.Header().Set(k, v)
+	}
+	res, _ := a.s.continueRun(r.Context(), st, answers, nil, "", "")
+	writeJSON(w, http.StatusOK, answerOf(res))
+}
+
+// answerOf is a run's JSON answer.
+func answerOf(res RunResult) runAnswer {
 	ans := runAnswer{RunID: res.RunID, ThreadID: res.ThreadID, Outcome: res.Outcome, Relation: res.Relation,
-		Error: res.Error, ErrorCode: res.ErrorCode, Usage: res.Usage, Metadata: map[string]string{}}
+		Error: res.Error, ErrorCode: res.ErrorCode, Usage: res.Usage, Metadata: map[string]string{}, Interrupts: res.Interrupts}
 	if res.Msg.Data != nil {
 		ans.Data = res.Msg.GetData()
 	}
 	if res.Msg.Metadata != nil {
 		ans.Metadata = res.Msg.Metadata.Values()
 	}
-	writeJSON(w, http.StatusOK, ans)
+	for _, e := range res.Ends {
+		ea := endAnswer{Relation: e.Relation, Error: e.Error, Metadata: map[string]string{}}
+		if e.Msg.Data != nil {
+			ea.Data = e.Msg.GetData()
+		}
+		if e.Msg.Metadata != nil {
+			ea.Metadata = e.Msg.Metadata.Values()
+		}
+		ans.Ends = append(ans.Ends, ea)
+	}
+	return ans
 }
 
 // list answers GET /api/v1/runs.

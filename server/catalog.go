@@ -31,6 +31,8 @@ type ChainInfo struct {
 	// Deployed is false for a chain file that failed to load and has no
 	// running version (in the chains API list only).
 	Deployed bool `json:"deployed"`
+	// Endpoints are the endpoints the chain declares and runs.
+	Endpoints []EndpointInfo `json:"endpoints,omitempty"`
 	// Warnings are what validation found that does not refuse the chain
 	// (answers of PUT only).
 	Warnings []Problem `json:"warnings,omitempty"`
@@ -109,6 +111,7 @@ func (s *Store) List() []ChainInfo {
 			continue
 		}
 		info.ID = id
+		info.Endpoints = s.Endpoints(id)
 		s.mu.Lock()
 		info.File = s.files[id]
 		if err := s.broken[info.File]; err != nil && info.File != "" {

@@ -56,12 +56,17 @@ func (p *chainPool) Swap(id string, dsl []byte, opts ...types.RuleEngineOption) 
 	if err != nil {
 		return nil, err
 	}
+	p.Publish(id, e)
+	return e, nil
+}
+
+// Publish makes e chain id's engine, retiring the version it replaces.
+func (p *chainPool) Publish(id string, e types.RuleEngine) {
 	p.mu.Lock()
 	old := p.engines[id]
 	p.engines[id] = e
 	p.mu.Unlock()
 	p.retire(old)
-	return e, nil
 }
 
 // Remove unpublishes chain id and retires it. It reports whether it existed.

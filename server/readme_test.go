@@ -56,6 +56,12 @@ func TestREADMECurlExamples(t *testing.T) {
 	llm := llmtest.NewServer(t, llmtest.Route(
 		llmtest.Rule{Match: llmtest.UserContains("long story"), Script: llmtest.Always(llmtest.Response{
 			Text: strings.Repeat("Once upon a time. ", 60), ChunkSize: 6, ChunkDelay: 100 * time.Millisecond})},
+		llmtest.Rule{Match: llmtest.UserContains("Where is order"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("Your order: " + res[0].Content)
+			}
+			return llmtest.Calls(llmtest.Call("get_order_status", `{"orderId":"A-1001"}`))
+		})},
 		llmtest.Rule{Match: func(*llmtest.Request) bool { return true }, Script: llmtest.Always(llmtest.Reply("A rule chain is a graph of nodes."))},
 	))
 	dir := t.TempDir()

@@ -37,6 +37,7 @@ func (o Options) routes() map[string]http.Handler {
 	add("POST /api/v1/chains/{id}/agui", agui.run)
 	add("GET /api/v1/runs", run.list)
 	add("POST /api/v1/runs/{runId}/cancel", run.cancel)
+	add("POST /api/v1/runs/{runId}/resume", run.resume)
 	add("POST /api/v1/tools/mcp/discover", s.discoverMCP)
 	add("POST /v1/chat/completions", oai.chat)
 	add("GET /v1/models", oai.models)

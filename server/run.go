@@ -7,16 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/agent"
-	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
-	"github.com/ruleagent/ruleagent/metrics"
-	"github.com/ruleagent/ruleagent/server/runs"
 )
 
 // ErrNoChain reports a chain id with nothing deployed.
@@ -32,6 +28,9 @@ type RunRequest struct {
 	// ThreadID and RunID identify the run; empty ones are generated.
 	ThreadID string
 	RunID    string
+	// MsgType is the message type ("CHAT" when empty), for chains that
+	// route on it (msgTypeSwitch).
+	MsgType string
 	// Source says where the run came from (run, agui, openai, mcp, cli);
 	// it is shown in the runs list.
 	Source string
@@ -41,6 +40,10 @@ type RunRequest struct {
 	// Sink receives the run's events, framed as one AG-UI run (nil for
 	// none): see Store.Run.
 	Sink events.Sink
+	// Interruptible says the caller can answer interrupts (AG-UI resume,
+	// POST /api/v1/runs/{id}/resume): a tool call that needs a person
+	// pauses the run instead of being refused.
+	Interruptible bool
 }
 
 // RunResult is how a run ended.
@@ -61,6 +64,20 @@ type RunResult struct {
 	// Usage is the run's token usage per provider and model, sub-agents
 	// included.
 	Usage []events.TokenUsage
+	// Interrupts are what the run waits for when Outcome is interrupt: it
+	// goes on once they are answered (Store.Resume).
+	Interrupts []events.Interrupt
+	// Ends are every end of the chain, in the order they happened, when
+	// it ended more than once (a chain with branches); Msg is the one that
+	// decides the outcome.
+	Ends []RunEnd
+}
+
+// RunEnd is one end of a chain run.
+type RunEnd struct {
+	Msg      types.RuleMsg
+	Relation string
+	Error    string
 }
 
 // Run outcomes.
@@ -68,6 +85,8 @@ const (
 	OutcomeSuccess   = "success"
 	OutcomeCancelled = "cancelled"
 	OutcomeError     = "error"
+	// OutcomeInterrupt: the run is paused, waiting for Interrupts.
+	OutcomeInterrupt = "interrupt"
 )
 
 // Run runs a chain once and waits for it to end. The run is listed in
@@ -96,73 +115,11 @@ func (s *Store) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	if !ok {
 		return res, fmt.Errorf("%w: %q", ErrNoChain, req.ChainID)
 	}
-	out := req.Sink
-	if out == nil {
-		out = events.Discard
-	}
-	chainID, runID := req.ChainID, req.RunID
-	stream := events.NewStream(events.SinkFunc(func(ev events.Event) {
-		s.live.Event(chainID, runID, &ev)
-		out.Emit(ev)
-	}), req.ThreadID, req.RunID)
-	run, rctx, err := s.runs.Start(ctx, runs.Info{RunID: req.RunID, ThreadID: req.ThreadID, ChainID: req.ChainID,
-		Source: req.Source}, stream)
+	st, err := s.startRun(ctx, e, req)
 	if err != nil {
 		return res, err
 	}
-	defer s.runs.End(run)
-	started := time.Now()
-	metrics.ActiveRuns.Inc()
-
-	fr := &frame{out: run}
-	ledger := agent.NewLedger(nil)
-	rctx = agent.WithLedger(events.WithSink(rctx, fr), ledger)
-	if req.Caller != nil {
-		rctx = agent.WithCaller(rctx, req.Caller)
-	}
-	run.Emit(events.Event{Type: events.RunStarted, ProtocolVersion: events.ProtocolVersion})
-
-	msg := s.newMessage(req)
-	opts := []types.RuleContextOption{types.WithContext(rctx), types.WithOnEnd(fr.end)}
-	if s.live.Watching(req.ChainID) {
-		opts = append(opts, types.WithDebugMode(true), types.WithOnNodeCompleted(s.nodeDone(req.ChainID, req.RunID)))
-	}
-	if s.live.Clients() > 0 {
-		// Chains the run calls as tools report their nodes too.
-		rctx = components.WithTrace(rctx)
-		opts[0] = types.WithContext(rctx)
-	}
-	e.OnMsgAndWait(msg, opts...)
-
-	res.Usage = ledger.Entries()
-	if req.Caller != nil {
-		res.Pending = req.Caller.Pending()
-	}
-	fr.finish(rctx, &res)
-	term := events.Event{Type: events.RunFinished, Usage: res.Usage, Meta: fr.meta}
-	switch res.Outcome {
-	case OutcomeCancelled:
-		term.Outcome, term.Result, term.Meta = events.OutcomeCancelled, nil, events.Meta{}
-	case OutcomeError:
-		term = events.Event{Type: events.RunError, Message: res.Error, Code: res.ErrorCode, Usage: res.Usage}
-	default:
-		term.Result = resultJSON(res.Msg)
-		for _, c := range res.Pending {
-			term.PendingToolCallIDs = append(term.PendingToolCallIDs, c.ID)
-		}
-	}
-	term.Meta.DurationMs = time.Since(started).Milliseconds()
-	run.Emit(term)
-	s.log.Info("run", "run", req.RunID, "thread", req.ThreadID, "chain", req.ChainID, "source", cmp.Or(req.Source, "api"),
-		"outcome", res.Outcome, "duration", time.Since(started).Round(time.Millisecond), "toolCalls", run.Info().ToolCalls,
-		"tokens", run.Info().Usage.TotalTokens)
-	metrics.ActiveRuns.Dec()
-	metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
-	metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(time.Since(started).Seconds())
-	if res.Outcome != OutcomeSuccess {
-		return res, &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: fr.cause(rctx)}
-	}
-	return res, nil
+	return st.segment(ctx, req.Sink, req.ThreadID, req.RunID)
 }
 
 // RunFailure is the error of a run that did not succeed. Message is safe
@@ -195,7 +152,7 @@ func (s *Store) newMessage(req RunRequest) types.RuleMsg {
 	if t := strings.TrimSpace(req.Input); strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && json.Valid([]byte(t)) {
 		dt = types.JSON
 	}
-	return types.NewMsg(0, "CHAT", dt, meta, req.Input)
+	return types.NewMsg(0, cmp.Or(req.MsgType, "CHAT"), dt, meta, req.Input)
 }
 
 // resultJSON is RUN_FINISHED's result: the final message's data as JSON
@@ -210,133 +167,6 @@ func resultJSON(m types.RuleMsg) json.RawMessage {
 	}
 	b, _ := json.Marshal(d)
 	return b
-}
-
-// frame folds the chain's agent runs into the one AG-UI run the server
-// frames: it drops their RUN_STARTED and keeps what their terminal events
-// say (the error message an agent scrubbed, the run's details) for the
-// frame's own terminal event. Events of sub-agents arrive already nested
-// (SUBAGENT_*) and pass through.
-type frame struct {
-	out events.Sink
-
-	mu       sync.Mutex
-	meta     events.Meta
-	lastErr  string
-	lastCode string
-	ends     []chainEnd
-}
-
-type chainEnd struct {
-	msg types.RuleMsg
-	err error
-	rel string
-}
-
-// Emit implements events.Sink.
-func (f *frame) Emit(e events.Event) {
-	if e.SubagentRunID == "" {
-		switch e.Type {
-		case events.RunStarted:
-			return
-		case events.RunFinished:
-			f.mu.Lock()
-			f.meta = e.Meta
-			f.mu.Unlock()
-			return
-		case events.RunError:
-			f.mu.Lock()
-			f.lastErr, f.lastCode = e.Message, e.Code
-			f.mu.Unlock()
-			return
-		}
-	}
-	f.out.Emit(e)
-}
-
-// end is the chain's OnEnd callback: it fires once per branch end.
-func (f *frame) end(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
-	if rel == types.Stream {
-		return
-	}
-	f.mu.Lock()
-	f.ends = append(f.ends, chainEnd{msg: m, err: err, rel: rel})
-	f.mu.Unlock()
-}
-
-// finish decides how the run ended: cancelled when its context was
-// cancelled; else a failure if any branch failed (the first); else the
-// last successful branch's message.
-func (f *frame) finish(ctx context.Context, res *RunResult) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var failed *chainEnd
-	for i := range f.ends {
-		if f.ends[i].err != nil || f.ends[i].rel == types.Failure {
-			if failed == nil {
-				failed = &f.ends[i]
-			}
-			continue
-		}
-		res.Msg, res.Relation = f.ends[i].msg, f.ends[i].rel
-	}
-	switch {
-	case ctx.Err() != nil:
-		res.Outcome, res.ErrorCode = OutcomeCancelled, agent.CodeCancelled
-		res.Error = "the run was cancelled: " + context.Cause(ctx).Error()
-		if failed != nil {
-			res.Msg, res.Relation = failed.msg, types.Failure
-		}
-	case failed != nil:
-		res.Outcome, res.Msg, res.Relation = OutcomeError, failed.msg, types.Failure
-		res.Error, res.ErrorCode = f.failureText(failed)
-	case len(f.ends) == 0:
-		res.Outcome, res.ErrorCode = OutcomeError, "no_result"
-		res.Error = "the chain ended without a result"
-	default:
-		res.Outcome = OutcomeSuccess
-	}
-}
-
-// cause is the error behind a run that did not succeed.
-func (f *frame) cause(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, e := range f.ends {
-		if e.err != nil {
-			return e.err
-		}
-	}
-	return nil
-}
-
-// failureText is a failed end's error: what an agent reported (already
-// scrubbed of secrets) when there was one, else the chain's error.
-func (f *frame) failureText(e *chainEnd) (string, string) {
-	code := ""
-	if e.msg.Metadata != nil {
-		code = e.msg.Metadata.GetValue("errorCode")
-	}
-	if f.lastErr != "" {
-		if e.msg.Metadata != nil {
-			// RuleGo copied the unscrubbed error into errorMsg.
-			e.msg.Metadata.PutValue("errorMsg", f.lastErr)
-		}
-		return f.lastErr, cmp.Or(code, f.lastCode)
-	}
-	msg := ""
-	if e.err != nil {
-		msg = e.err.Error()
-	} else if e.msg.Metadata != nil {
-		msg = e.msg.Metadata.GetValue("errorMsg")
-	}
-	if msg == "" {
-		msg = "the chain ended in Failure"
-	}
-	return msg, cmp.Or(code, "chain_failure")
 }
 
 func nowMillis() int64 { return time.Now().UnixMilli() }

@@ -136,6 +136,11 @@ func (s *Store) validate(id string, dsl []byte, path string, fromFile bool) (str
 	var warnings []Problem
 	if len(problems) == 0 {
 		problems, warnings = s.staticProblems(id, dsl)
+		eps, _, err := s.endpointDefs(id, dsl)
+		if err != nil {
+			problems = append(problems, Problem{Path: "metadata.endpoints", Message: err.Error()})
+		}
+		problems = append(problems, s.epPolicy.check(eps)...)
 	}
 	if id != "" && path != "" {
 		s.mu.Lock()

@@ -36,6 +36,8 @@ type Store struct {
 	// trace out to WebSocket clients.
 	runs *runs.Registry
 	live *live.Hub
+	// interrupts finds the paused run an answer is for.
+	interrupts interruptIndex
 
 	mu    sync.Mutex
 	files map[string]string // chain id -> file
@@ -55,6 +57,12 @@ type Store struct {
 	// saveMu orders deploys (API saves, watched files, deletes), so that
 	// the deployed chain and its file agree.
 	saveMu sync.Mutex
+
+	// endpoints are the endpoints each chain declared and the store
+	// started (see endpoints.go), under the endpoint policy.
+	epMu      sync.Mutex
+	endpoints map[string][]runningEndpoint
+	epPolicy  EndpointPolicy
 
 	// mcp is the MCP server over this store (see NewMCPServer); mcpHTTP is
 	// its streamable HTTP transport, made on first use.
@@ -83,18 +91,35 @@ func (c ChainFile) Error() string { return c.Path + ": " + c.Err.Error() }
 
 func (c ChainFile) Unwrap() error { return c.Err }
 
-// OpenStore deploys every *.json chain under dir (recursively, in lexical
-// order). Files that fail are reported and skipped; the others still run.
-// dir may be empty for a store of explicitly loaded files only. The folder
-// is not watched until Watch is called.
+// StoreOptions configure a store beyond its RuleGo configuration.
+type StoreOptions struct {
+	// EndpointPolicy bounds the endpoints chains may declare and start.
+	EndpointPolicy EndpointPolicy
+	// Logger receives reloads, broken files and runs; slog's default when nil.
+	Logger *slog.Logger
+}
+
+// OpenStore is OpenStoreWith with default options.
+func OpenStore(dir string, cfg types.Config) (*Store, []error) {
+	return OpenStoreWith(dir, cfg, StoreOptions{})
+}
+
+// OpenStoreWith deploys every *.json chain under dir (recursively, in
+// lexical order). Files that fail are reported and skipped; the others
+// still run. dir may be empty for a store of explicitly loaded files only.
+// The folder is not watched until Watch is called.
 //
 // Before any chain loads, it builds the store's MCP server (Store.MCP) and
 // registers it in the chains' configuration under components.SelfMCPUDF, so that an
 // mcp tool with server "self" finds it when its node initialises. cfg.Udf
 // is copied first: the registration belongs to this store alone.
-func OpenStore(dir string, cfg types.Config) (*Store, []error) {
+func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	s := &Store{dir: dir, pool: newChainPool(), files: map[string]string{}, source: map[string][]byte{}, broken: map[string]error{},
-		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: slog.Default()}
+		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
+		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy}
 	s.watch = newFolderWatch(s)
 	s.mcp = NewMCPServer(s, MCPOptions{})
 	cfg.Udf = maps.Clone(cfg.Udf)
@@ -103,6 +128,8 @@ func OpenStore(dir string, cfg types.Config) (*Store, []error) {
 	}
 	components.RegisterSelfMCP(&cfg, s.mcp)
 	cfg.OnDebug = s.traceNode
+	// The store starts the endpoints chains declare itself (endpoints.go).
+	cfg.EndpointEnabled = false
 	s.cfg = cfg
 	if dir == "" {
 		return s, nil
@@ -238,20 +265,26 @@ func (s *Store) Deploy(dsl []byte, fallbackID string) (string, error) {
 	return id, s.deploy(id, dsl)
 }
 
-// deploy builds chain id and publishes it. A chain that declares
-// endpoints (http, schedule, ...) is reloaded in place by RuleGo, which
-// restarts only the endpoints that changed: two versions cannot both hold
-// one port. Every other chain is swapped, so runs in flight finish on the
-// version they started with.
+// deploy builds chain id, moves its endpoints to the new version's (all
+// or nothing), then publishes it: runs in flight finish on the version
+// they started with, new runs get the new one.
 func (s *Store) deploy(id string, dsl []byte) error {
-	old, exists := s.pool.Get(id)
-	if exists && (hasEndpoints(dsl) || hasEndpoints(old.DSL())) {
-		if err := old.ReloadSelf(dsl, rulego.WithConfig(s.cfg)); err != nil {
-			return err
-		}
-	} else if _, err := s.pool.Swap(id, dsl, rulego.WithConfig(s.cfg)); err != nil {
+	eps, rc, err := s.endpointDefs(id, dsl)
+	if err != nil {
 		return err
 	}
+	if p := s.epPolicy.check(eps); len(p) > 0 {
+		return &InvalidChainError{ID: id, Problems: p}
+	}
+	e, err := s.pool.build(id, dsl, rulego.WithConfig(s.cfg))
+	if err != nil {
+		return err
+	}
+	if err := s.switchEndpoints(id, eps, rc); err != nil {
+		e.Stop(nil)
+		return err
+	}
+	s.pool.Publish(id, e)
 	s.mu.Lock()
 	s.source[id] = slices.Clone(dsl)
 	s.mu.Unlock()
@@ -288,6 +321,7 @@ func (s *Store) undeploy(id string) {
 	delete(s.files, id)
 	delete(s.source, id)
 	s.mu.Unlock()
+	s.stopEndpoints(id)
 	if s.pool.Remove(id) {
 		s.changed(id)
 		s.live.Chain(id, "deleted")
@@ -375,6 +409,9 @@ func (s *Store) Close() {
 	s.watch.close()
 	s.closeMCPHTTP()
 	s.live.Close()
+	for _, id := range s.pool.IDs() {
+		s.stopEndpoints(id)
+	}
 	s.pool.Stop()
 }
 

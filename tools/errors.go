@@ -78,7 +78,7 @@ func (e *Error) Unwrap() []error {
 
 // KindOf returns the kind of err, or ErrExecutionFailed when err carries none.
 func KindOf(err error) error {
-	for _, k := range []error{ErrRepeatedCall, ErrLimitExceeded, ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
+	for _, k := range []error{ErrApprovalDenied, ErrRepeatedCall, ErrLimitExceeded, ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
 		if errors.Is(err, k) {
 			return k
 		}
@@ -90,6 +90,8 @@ func KindOf(err error) error {
 // metrics labels and CLI output.
 func KindName(err error) string {
 	switch KindOf(err) {
+	case ErrApprovalDenied:
+		return "approval_denied"
 	case ErrPolicyDenied:
 		return "permission_denied"
 	case ErrLimitExceeded:

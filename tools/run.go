@@ -44,6 +44,8 @@ type Run struct {
 	// MaxSubagents bounds the sub-agents running at once in this run; 0
 	// means no limit.
 	MaxSubagents int
+	// Approval says which calls need a person (nil: none but forms).
+	Approval *ApprovalPolicy
 
 	// Policy are the tool policies that apply to the run: the tools they
 	// refuse are left out of what the model is offered (Set.Offered) and

@@ -60,6 +60,8 @@ type Entry struct {
 	Type     string
 	TargetID string
 	Timeout  time.Duration
+	// ResponseSchema, when set, makes every call a form a person answers.
+	ResponseSchema json.RawMessage
 	// Ref is what tool policies know of the tool.
 	Ref     policy.Tool
 	schema  *Schema
@@ -191,7 +193,8 @@ func newEntry(group string, t Tool, spec Spec) (*Entry, error) {
 	if spec.Type == TypeMCP {
 		ref.Server = policy.ServerOf(info.Name)
 	}
-	e := &Entry{Group: group, Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, Ref: ref, schema: schema}
+	e := &Entry{Group: group, Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, Ref: ref, schema: schema,
+		ResponseSchema: spec.ResponseSchema}
 	e.metrics = entryMetrics{
 		ok:       metrics.ToolCalls.WithLabelValues(info.Name, "ok"),
 		failed:   metrics.ToolCalls.WithLabelValues(info.Name, "error"),

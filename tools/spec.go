@@ -41,6 +41,10 @@ type Spec struct {
 	// Bind fills parameters from somewhere other than the model:
 	// "metadata.<key>", "vars.<key>", "global.<key>" or "const:<value>".
 	Bind map[string]string `json:"bind,omitempty"`
+	// ResponseSchema makes the tool a form a person answers: each call
+	// pauses the run for the answer (see approvals), which becomes the
+	// result; the tool itself does not run.
+	ResponseSchema json.RawMessage `json:"responseSchema,omitempty"`
 }
 
 // ParseSpecs parses a tools array strictly. Every error is a *ConfigError

@@ -78,7 +78,12 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		if ac != nil {
 			args = ac.Args
 		}
-		res, err = execute(ctx, r, e, c, args)
+		var answered bool
+		before := args
+		if res, args, answered, err = s.approve(ctx, r, e, c, args); err == nil && !answered {
+			meta.ArgsRewritten = meta.ArgsRewritten || !bytes.Equal(before, args)
+			res, err = execute(ctx, r, e, c, args)
+		}
 	}
 	out := Outcome{Result: res, Err: err, Duration: time.Since(start)}
 	if err != nil {

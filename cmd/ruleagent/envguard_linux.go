@@ -10,21 +10,19 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
-// The environment a process starts with stays readable at
-// /proc/<pid>/environ for its whole life, whatever it unsets later. A
-// command an agent runs could read the API keys there, through an
+// The environment and the command line a process starts with stay readable
+// at /proc/<pid>/environ and /proc/<pid>/cmdline for its whole life,
+// whatever it changes later; cmdline is readable by every process on the
+// machine. A command an agent runs could read API keys there, through an
 // interpreter the bash policy cannot see into. So, before anything else,
 // ruleagent re-executes itself with secret variables removed from its
-// environment block, handing their values over in a memfd; they live on
-// only inside the Go process. It also marks the process non-dumpable, so
-// that processes of the same user (without CAP_SYS_PTRACE) cannot read its
-// memory either.
-
-const envFD = "RULEAGENT_ENV_FD"
+// environment block and secret flags (--global api_key=..., --token ...)
+// removed from its arguments, handing them over in a memfd; they live on
+// only inside the Go process (os.Args and the environment as Go sees
+// them). It also marks the process non-dumpable, so that processes of the
+// same user (without CAP_SYS_PTRACE) cannot read its memory either.
 
 // guardEnvironment runs at the start of main. Set RULEAGENT_KEEP_ENV=1 to
 // skip the re-exec (debugging).
@@ -48,7 +46,8 @@ func guardEnvironment() {
 		}
 		clean = append(clean, kv)
 	}
-	if len(secrets) == 0 {
+	cleanArgs, argsHidden := withoutSecretArgs(os.Args)
+	if len(secrets) == 0 && !argsHidden {
 		return
 	}
 	fd, err := unix.MemfdCreate("ruleagent-env", 0) // no MFD_CLOEXEC: it must survive exec
@@ -57,7 +56,7 @@ func guardEnvironment() {
 		return
 	}
 	f := os.NewFile(uintptr(fd), "ruleagent-env")
-	if err := json.NewEncoder(f).Encode(secrets); err != nil {
+	if err := json.NewEncoder(f).Encode(handover{Env: secrets, Args: os.Args}); err != nil {
 		f.Close()
 		return
 	}
@@ -66,23 +65,10 @@ func guardEnvironment() {
 		return
 	}
 	clean = append(clean, envFD+"="+strconv.Itoa(fd))
-	err = syscall.Exec("/proc/self/exe", os.Args, clean)
+	err = syscall.Exec("/proc/self/exe", cleanArgs, clean)
 	// Exec only returns on failure: go on with the environment as it is.
 	f.Close()
 	fmt.Fprintf(os.Stderr, "ruleagent: warning: could not hide secret variables from child processes: %v\n", err)
-}
-
-// isSecretVar: a variable is hidden when its name says it is a secret, or
-// its value holds something the scrubber would redact (a URL with a
-// password, a token).
-func isSecretVar(name, value string) bool {
-	if value == "" || name == envFD {
-		return false
-	}
-	if scrub.IsSecretName(name) || strings.HasPrefix(name, "RULEAGENT_GLOBAL_") {
-		return true
-	}
-	return scrub.New().Scrub(value) != value
 }
 
 func restoreSecrets(fdText string) {
@@ -93,11 +79,20 @@ func restoreSecrets(fdText string) {
 	}
 	f := os.NewFile(uintptr(fd), "ruleagent-env")
 	defer f.Close()
-	var secrets map[string]string
-	if json.NewDecoder(f).Decode(&secrets) != nil {
+	var h handover
+	if json.NewDecoder(f).Decode(&h) != nil {
 		return
 	}
-	for k, v := range secrets {
+	for k, v := range h.Env {
 		os.Setenv(k, v)
 	}
+	if len(h.Args) > 0 {
+		os.Args = h.Args
+	}
+}
+
+// handover is what the re-executed process receives in the memfd.
+type handover struct {
+	Env  map[string]string `json:"env"`
+	Args []string          `json:"args"`
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
 // TestSecretsHiddenFromChildren builds the real binary and has the bash
@@ -22,7 +24,7 @@ func TestSecretsHiddenFromChildren(t *testing.T) {
 	}
 	read := `{"command":"tr \"\\0\" \"\\n\" < /proc/$PPID/environ"}`
 	for _, keep := range []string{"", "1"} {
-		cmd := exec.Command(bin, "tools", "call", "bash", "--workspace", t.TempDir(), "--config", `{"allowGroups":["env_read"]}`, "--args", read)
+		cmd := exec.Command(bin, "tools", "call", "bash", "--workspace", t.TempDir(), "--config", `{"allowGroups":["env_read"],"sandbox":"off"}`, "--args", read)
 		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-hidden-0123456789abcdefXYZ", "SERVICE_PASSWORD=pw-0123456789", "PLAIN_MARKER=visible", "RULEAGENT_KEEP_ENV="+keep)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -42,5 +44,36 @@ func TestSecretsHiddenFromChildren(t *testing.T) {
 		if strings.Contains(s, "sk-hidden-0123456789abcdefXYZ") {
 			t.Fatalf("keep=%q: a secret value reached the output unscrubbed:\n%s", keep, s)
 		}
+	}
+}
+
+// TestSandboxHidesTheServersProcess: a confined command cannot read the
+// environment of the ruleagent process (its grandparent, through the
+// sandbox helper), even when the environment guard is off and the secret
+// is there; the helper's own environment is out of reach too.
+func TestSandboxHidesTheServersProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if st := sandbox.Describe(); !st.Available {
+		t.Skipf("the kernel cannot confine commands here: %s", st.Reason)
+	}
+	bin := filepath.Join(t.TempDir(), "ruleagent")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	probe := `{"command":"S=$(cut -d' ' -f4 /proc/$PPID/stat); echo server-cmdline $(tr '\\0' '\\n' < /proc/$S/cmdline | grep -c -x -- --args); cat /proc/$S/environ > /dev/null 2>&1 && echo server-environ-readable; cat /proc/$PPID/environ > /dev/null 2>&1 && echo helper-environ-readable; grep -c -s sk-hidden /proc/$S/environ; echo end"}`
+	cmd := exec.Command(bin, "tools", "call", "bash", "--workspace", t.TempDir(), "--config", `{"allowGroups":["env_read"]}`, "--args", probe)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-hidden-0123456789abcdefXYZ", "RULEAGENT_KEEP_ENV=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "server-cmdline 1") || !strings.Contains(s, "end") {
+		t.Fatalf("the probe did not find the server process:\n%s", s)
+	}
+	if strings.Contains(s, "environ-readable") || strings.Contains(s, "sk-hidden") {
+		t.Fatalf("a confined command read a process environment outside its sandbox:\n%s", s)
 	}
 }

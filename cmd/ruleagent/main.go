@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
 // Exit codes.
@@ -83,14 +85,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			continue
 		}
 		err := c.run(ctx, args, stdin, stdout, stderr)
-		return exitCode(err, stderr)
+		return exitCode(err, stderr, cliScrubber(args))
 	}
 	fmt.Fprintf(stderr, "ruleagent: unknown command %q\n\n", name)
 	printUsage(stderr)
 	return exitUsage
 }
 
-func exitCode(err error, stderr io.Writer) int {
+// exitCode prints err on stderr, with the secrets of this process and
+// anything that looks like a credential (an LLM key quoted in a provider's
+// 401 message, a URL's password) scrubbed, and returns the exit code.
+func exitCode(err error, stderr io.Writer, sc *scrub.Scrubber) int {
 	if err == nil {
 		return exitOK
 	}
@@ -98,15 +103,15 @@ func exitCode(err error, stderr io.Writer) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "ruleagent: %v (see ruleagent --help)\n", err)
+		fmt.Fprintf(stderr, "ruleagent: %s (see ruleagent --help)\n", sc.Scrub(err.Error()))
 		return exitUsage
 	case errors.As(err, &ee):
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(stderr, "ruleagent: %v\n", ee.err)
+			fmt.Fprintf(stderr, "ruleagent: %s\n", sc.Scrub(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "ruleagent: %v\n", err)
+	fmt.Fprintf(stderr, "ruleagent: %s\n", sc.Scrub(err.Error()))
 	return exitFailure
 }
 

@@ -23,6 +23,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	asJSON := fs.Bool("json", false, "print the AG-UI events as JSON lines instead of the terminal view")
 	chains := fs.String("chains", "", "folder of chains the run may call (default: the chain file's folder, or ./chains)")
 	threadID := fs.String("thread", "", "thread id of the run")
+	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	var globalsF, metaF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
@@ -43,6 +44,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if chain == "" {
 		return usagef("run needs a CHAIN")
+	}
+	if err := setSandboxDefault(*sandboxMode, ""); err != nil {
+		return usagef("--sandbox: %v", err)
 	}
 	text, err := readInput(*input, stdin)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
 func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -23,6 +24,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
 	data := fs.String("data", "data", "folder for run data")
+	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -32,7 +34,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	policyF := fs.String("policy", os.Getenv("RULEAGENT_POLICY"), "server-wide tool policy, binding every agent: a JSON object such as '{\"deny\":[\"group:runtime\"]}' or the path of a JSON file (RULEAGENT_POLICY)")
 	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
 	var globalsF globalFlag
-	var corsF listFlag
+	var corsF, epTypes, epBind listFlag
+	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
+	fs.Var(&epBind, "endpoint-bind", "hosts listening endpoints may bind besides loopback (comma-separated or repeated; * for any)")
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&corsF, "cors-origin", "allow browser pages from this origin to call the API (repeatable; * for any); CORS is off without it")
 	if err := fs.Parse(args); err != nil {
@@ -52,6 +56,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
+	if err := setSandboxDefault(*sandboxMode, *data); err != nil {
+		return usagef("--sandbox: %v", err)
+	}
 	g := processGlobals(globalsF)
 	gov, closeAudit, err := governance(*policyF, *auditF, *data, logger)
 	if err != nil {
@@ -60,9 +67,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// Deferred first, so it runs last: every run has ended (the store is
 	// closed) before the audit log is.
 	defer closeAudit()
-	store, loadErrs := server.OpenStore(*chains, server.WithGovernance(server.NewConfig(g), gov))
+	store, loadErrs := server.OpenStoreWith(*chains, server.WithGovernance(server.NewConfig(g), gov), server.StoreOptions{Logger: logger,
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
 	defer store.Close()
-	store.SetLogger(logger)
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)
 	}
@@ -74,6 +81,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, MaxBodyBytes: *maxBody,
+		Health:           func() map[string]any { return map[string]any{"sandbox": sandbox.Describe()} },
 		HideToolActivity: *hideActivity, Logger: logger}
 	srv := &http.Server{Handler: server.Handler(opts), ReadHeaderTimeout: 10 * time.Second}
 	// MCP clients keep an event stream open; end their sessions so that

@@ -147,6 +147,16 @@ func TestServeWithoutLLM(t *testing.T) {
 	if !strings.Contains(out.String(), "LLM: not configured") || !strings.Contains(out.String(), "OPENAI_BASE_URL") {
 		t.Fatalf("banner: %s", out)
 	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	if sb, ok := health["sandbox"].(map[string]any); !ok || sb["defaultMode"] == nil {
+		t.Fatalf("healthz does not say whether commands are confined: %v", health)
+	}
 	for _, p := range []string{"/api/v1/chains", "/api/v1/components", "/api/v1/chains/assistant", "/v1/models", "/"} {
 		resp, err := http.Get("http://" + addr + p)
 		if err != nil || resp.StatusCode != 200 {
@@ -154,7 +164,7 @@ func TestServeWithoutLLM(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	resp, err := http.Post("http://"+addr+"/api/v1/chains/assistant/run", "application/json", strings.NewReader(`{"input":"hi"}`))
+	resp, err = http.Post("http://"+addr+"/api/v1/chains/assistant/run", "application/json", strings.NewReader(`{"input":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/tools"
 	_ "github.com/ruleagent/ruleagent/tools/builtin"
+	"github.com/ruleagent/ruleagent/tools/sandbox"
 	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
@@ -42,10 +43,18 @@ func runTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Description  string          `json:"description"`
 		ConfigSchema json.RawMessage `json:"configSchema"`
 		ArgsSchema   json.RawMessage `json:"argsSchema"`
+		// Sandbox says whether and how the bash tool's commands are
+		// confined on this machine.
+		Sandbox *sandbox.Status `json:"sandbox,omitempty"`
 	}
 	var list []builtin
 	for _, d := range tools.Builtins.List() {
-		list = append(list, builtin{d.Name, d.Description, d.ConfigSchema, d.ArgsSchema})
+		b := builtin{Name: d.Name, Description: d.Description, ConfigSchema: d.ConfigSchema, ArgsSchema: d.ArgsSchema}
+		if d.Name == "bash" {
+			st := sandbox.Describe()
+			b.Sandbox = &st
+		}
+		list = append(list, b)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -62,6 +71,9 @@ func runTools(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(tw, "  %s\t%s\n", b.Name, b.Description)
 		fmt.Fprintf(tw, "  \tconfig: %s\n", schemaFields(b.ConfigSchema))
 		fmt.Fprintf(tw, "  \targs:   %s\n", schemaFields(b.ArgsSchema))
+		if b.Sandbox != nil {
+			fmt.Fprintf(tw, "  \tsandbox: %s\n", sandbox.Summary())
+		}
 	}
 	fmt.Fprintln(tw, "\nSchemas in full: ruleagent tools --json")
 	return tw.Flush()

@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -28,5 +30,6 @@ func runVersion(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer)
 		v = "dev"
 	}
 	fmt.Fprintf(stdout, "ruleagent %s (rulego %s, %s %s/%s)\n", v, rulegoVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "sandbox: %s\n", sandbox.Summary())
 	return nil
 }

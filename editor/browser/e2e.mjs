@@ -208,6 +208,23 @@ try {
     await page.getByTestId('run-panel').getByRole('button', { name: 'Send', exact: true }).waitFor();
   });
 
+  await check('a call that needs approval pauses the run; the person approves it in the run panel', async () => {
+    await page.locator('[data-chain="guarded"] .chain-open').click();
+    await page.getByRole('tab', { name: 'Run' }).click();
+    await page.getByLabel('Message').fill('please read my notes');
+    await page.getByLabel('Message').press('Enter');
+    const card = page.getByTestId('interrupts');
+    await card.waitFor();
+    assert.match(await card.textContent(), /Approve read/);
+    assert.match(await card.getByLabel('Arguments').inputValue(), /notes\.txt/);
+    await shot('approval');
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await card.getByRole('button', { name: 'Send the answer' }).click();
+    await page.locator('.chat-turn').last().getByText('guarded says:').waitFor();
+    assert.match(await page.locator('[data-tool-call="read"]').last().textContent(), /remember the milk/);
+    assert.equal(await page.getByTestId('interrupts').count(), 0);
+  });
+
   await check('imports RuleGo test chains and exports them unchanged', async () => {
     const types = new Set((await (await fetch(`${BASE_URL}/api/v1/components`)).json()).nodes.map((n) => n.type));
     await page.getByRole('tab', { name: 'Inspect' }).click();

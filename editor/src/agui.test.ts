@@ -96,3 +96,40 @@ describe('reading server-sent events', () => {
     expect(got[1].delta).toBe('hé');
   });
 });
+
+describe('interrupts', () => {
+  it('a paused run waits with its interrupts; the resumed run goes on in the same view, usage added up', () => {
+    const fold = (events: AGUIEvent[], s = newRun(0)) => events.reduce((st, e, i) => apply(st, e, i), s);
+    const paused = fold([
+      { type: 'RUN_STARTED', threadId: 't', runId: 'r1' },
+      { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'send_email' },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '{"to":"a@b.c"}' },
+      { type: 'TOOL_CALL_END', toolCallId: 'c1' },
+      {
+        type: 'RUN_FINISHED',
+        threadId: 't',
+        runId: 'r1',
+        outcome: { type: 'interrupt', interrupts: [{ id: 'int-1', reason: 'tool_approval', toolCallId: 'c1', message: 'Approve send_email?' }] },
+        usage: [{ model: 'm', inputTokens: 10, outputTokens: 2, totalTokens: 12 }],
+      },
+    ]);
+    expect(paused.runs.root.status).toBe('waiting');
+    expect(paused.interrupts.map((i) => i.id)).toEqual(['int-1']);
+    const done = fold(
+      [
+        { type: 'RUN_STARTED', threadId: 't', runId: 'r2' },
+        { type: 'TOOL_CALL_RESULT', messageId: 'm1', toolCallId: 'c1', content: 'sent' },
+        { type: 'TEXT_MESSAGE_START', messageId: 'a1', role: 'assistant' },
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a1', delta: 'Sent.' },
+        { type: 'TEXT_MESSAGE_END', messageId: 'a1' },
+        { type: 'RUN_FINISHED', threadId: 't', runId: 'r2', usage: [{ model: 'm', inputTokens: 5, outputTokens: 1, totalTokens: 6 }] },
+      ],
+      paused,
+    );
+    expect(done.interrupts).toEqual([]);
+    expect(done.runs.root.status).toBe('finished');
+    expect(done.toolCalls['root/c1'].result).toBe('sent');
+    expect(finalText(done)).toBe('Sent.');
+    expect(done.usage).toEqual({ inputTokens: 15, outputTokens: 3, totalTokens: 18 });
+  });
+});

@@ -44,7 +44,20 @@ export interface StepView {
   outputTokens?: number;
 }
 
-export type RunStatus = 'running' | 'finished' | 'error' | 'cancelled';
+export type RunStatus = 'running' | 'finished' | 'error' | 'cancelled' | 'waiting';
+
+// InterruptView is what a paused run waits for: a person's approval of a
+// tool call, or a form's answer (AG-UI RUN_FINISHED outcome interrupt).
+export interface InterruptView {
+  id: string;
+  reason: string;
+  message?: string;
+  toolCallId?: string;
+  responseSchema?: Record<string, Json>;
+  expiresAt?: string;
+  metadata?: Record<string, Json>;
+  subagentRunId?: string;
+}
 
 export interface RunView {
   id: string;
@@ -72,6 +85,8 @@ export interface RunState {
   usage: Usage;
   finalUsage: boolean;
   pendingToolCalls: string[];
+  // interrupts are what the run waits for; a resumed run clears them.
+  interrupts: InterruptView[];
 }
 
 export const ROOT = 'root';
@@ -84,6 +99,7 @@ export function newRun(now: number): RunState {
     usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
     finalUsage: false,
     pendingToolCalls: [],
+    interrupts: [],
   };
 }
 
@@ -124,6 +140,10 @@ function sumUsage(v: Json | undefined): Usage | null {
     u.totalTokens += numOf(e.totalTokens) ?? (numOf(e.inputTokens) ?? 0) + (numOf(e.outputTokens) ?? 0);
   }
   return u;
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, totalTokens: a.totalTokens + b.totalTokens };
 }
 
 // apply folds one event into the state; now is when it arrived, used when
@@ -216,16 +236,23 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
       return patchRun(s, run, (r) => ({ ...r, status: 'finished', end: ts }));
     case 'SUBAGENT_ERROR':
       return patchRun(s, run, (r) => ({ ...r, status: 'error', end: ts, error: str(e.message) }));
+    case 'RUN_STARTED':
+      // A resumed run goes on in the same view.
+      return s.interrupts.length ? patchRun({ ...s, interrupts: [] }, ROOT, (r) => ({ ...r, status: 'running', end: undefined })) : s;
     case 'RUN_FINISHED': {
-      const outcome = e.outcome as { type?: string; pendingToolCallIds?: string[] } | undefined;
+      const outcome = e.outcome as { type?: string; pendingToolCallIds?: string[]; interrupts?: InterruptView[] } | undefined;
       const usage = sumUsage(e.usage);
+      // Each resumed run reports its own usage: add them up.
+      const total = usage && s.finalUsage ? addUsage(s.usage, usage) : usage;
       const next: RunState = {
         ...s,
-        usage: usage ?? s.usage,
+        usage: total ?? s.usage,
         finalUsage: s.finalUsage || !!usage,
         pendingToolCalls: outcome?.pendingToolCallIds ?? [],
+        interrupts: outcome?.type === 'interrupt' ? (outcome.interrupts ?? []) : [],
       };
-      return patchRun(next, ROOT, (r) => ({ ...r, status: outcome?.type === 'cancelled' ? 'cancelled' : 'finished', end: ts }));
+      const status: RunStatus = outcome?.type === 'cancelled' ? 'cancelled' : outcome?.type === 'interrupt' ? 'waiting' : 'finished';
+      return patchRun(next, ROOT, (r) => ({ ...r, status, end: ts }));
     }
     case 'RUN_ERROR': {
       const usage = sumUsage(e.usage);

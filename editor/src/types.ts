@@ -50,6 +50,15 @@ export interface ChainInfo {
   inputSchema?: JsonObject;
   file?: string;
   error?: string;
+  /** The endpoints the chain declares and the server runs. */
+  endpoints?: EndpointInfo[];
+}
+
+export interface EndpointInfo {
+  id: string;
+  type: string;
+  address?: string;
+  routes?: string[];
 }
 
 export interface Rule {

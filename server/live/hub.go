@@ -102,25 +102,21 @@ func (h *Hub) Chain(chainID, change string) {
 		return
 	}
 	b, err := json.Marshal(map[string]string{"type": "chain", "chainId": chainID, "change": change})
-	if err != nil {
-		return
-	}
-	h.mu.RLock()
-	targets := make([]*client, 0, len(h.clients))
-	for c := range h.clients {
-		targets = append(targets, c)
-	}
-	h.mu.RUnlock()
-	for _, c := range targets {
-		h.send(c, b)
+	if err == nil {
+		h.fanout(b, func(*client) bool { return true })
 	}
 }
 
 func (h *Hub) publish(chainID string, b []byte) {
+	h.fanout(b, func(c *client) bool { return c.watches(chainID) })
+}
+
+// fanout queues b for every client want selects.
+func (h *Hub) fanout(b []byte, want func(*client) bool) {
 	h.mu.RLock()
 	var targets []*client
 	for c := range h.clients {
-		if c.watches(chainID) {
+		if want(c) {
 			targets = append(targets, c)
 		}
 	}

@@ -37,6 +37,10 @@ type Info struct {
 	// ToolCalls counts the tool calls so far, sub-agents' included.
 	ToolCalls int   `json:"toolCalls"`
 	Usage     Usage `json:"usage"`
+	// Status is running, or waiting while it waits for answers to
+	// Interrupts.
+	Status     string             `json:"status"`
+	Interrupts []events.Interrupt `json:"interrupts,omitempty"`
 }
 
 // Usage is the tokens used so far, sub-agents included.
@@ -58,6 +62,16 @@ type Run struct {
 	inTokens  atomic.Int64
 	outTokens atomic.Int64
 	out       events.Sink
+
+	mu         sync.Mutex
+	interrupts []events.Interrupt
+}
+
+// SetInterrupts records what the run waits for (none: it is running).
+func (r *Run) SetInterrupts(ins []events.Interrupt) {
+	r.mu.Lock()
+	r.interrupts = append([]events.Interrupt(nil), ins...)
+	r.mu.Unlock()
 }
 
 // ID returns the run's id.
@@ -94,6 +108,13 @@ func (r *Run) Info() Info {
 	i.ToolCalls = int(r.toolCalls.Load())
 	i.Usage = Usage{InputTokens: r.inTokens.Load(), OutputTokens: r.outTokens.Load()}
 	i.Usage.TotalTokens = i.Usage.InputTokens + i.Usage.OutputTokens
+	r.mu.Lock()
+	i.Interrupts = r.interrupts
+	r.mu.Unlock()
+	i.Status = "running"
+	if len(i.Interrupts) > 0 {
+		i.Status = "waiting"
+	}
 	return i
 }
 

@@ -14,8 +14,11 @@
 //      "tools"?, "context"?, "state"?, "forwardedProps"?,
 //      "toolResults"?: {"toolName": "result text"},  // answer pending
 //                       // front-end calls and run again, as a front end does
-//      "cancelOn"?: "EVENT_TYPE"  // POST /api/v1/runs/{runId}/cancel when
+//      "cancelOn"?: "EVENT_TYPE",  // POST /api/v1/runs/{runId}/cancel when
 //                       // the first event of this type arrives
+//      "answers"?: {"toolName": payload | {"status": "cancelled"}}
+//                       // answer interrupts (approvals, forms) by the tool
+//                       // they are about, and resume, as a front end does
 //    }]}
 // Output (stdout), JSON: [{"name", "runs": [{"runId", "events": [...],
 //   "error"?, "warnings": [...], "finished"?: {outcome, pendingToolCallIds,
@@ -50,7 +53,7 @@ async function runOnce(agent, sc, params) {
       }
     },
     onRunFinishedEvent(p) {
-      run.finished = { outcome: p.outcome, pendingToolCallIds: p.pendingToolCallIds ?? [], result: p.result };
+      run.finished = { outcome: p.outcome, pendingToolCallIds: p.pendingToolCallIds ?? [], result: p.result, interrupts: p.interrupts ?? [] };
     },
   };
   try {
@@ -92,6 +95,26 @@ async function scenario(sc, i) {
       tools: sc.tools ?? [],
       context: sc.context ?? [],
       forwardedProps: sc.forwardedProps ?? {},
+    });
+    out.runs.push(run);
+  }
+  // A front end answers what the run waits for, then resumes.
+  while (sc.answers && run.finished?.outcome === "interrupt" && out.runs.length < 6) {
+    const resume = run.finished.interrupts.map((it) => {
+      let tool = "";
+      try {
+        tool = it.metadata?.tool ?? "";
+      } catch {}
+      const a = sc.answers[tool];
+      if (a && a.status === "cancelled") return { interruptId: it.id, status: "cancelled" };
+      return { interruptId: it.id, status: "resolved", payload: a ?? { approved: true } };
+    });
+    run = await runOnce(agent, sc, {
+      runId: nextRunId(),
+      tools: sc.tools ?? [],
+      context: sc.context ?? [],
+      forwardedProps: sc.forwardedProps ?? {},
+      resume,
     });
     out.runs.push(run);
   }

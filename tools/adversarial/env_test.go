@@ -69,7 +69,9 @@ func TestHostileEnvironmentReads(t *testing.T) {
 // environment is an allowlist, so the agent's keys are simply not there.
 func TestEnvironmentDumpsShowNoSecrets(t *testing.T) {
 	setEnvSecrets(t)
-	tool := newBashTool(t, map[string]any{"allowGroups": []string{"env_read"}})
+	// Unconfined: this is about the environment the tool builds, and
+	// python3 may be a pyenv shim that the sandbox would not let run.
+	tool := newBashTool(t, map[string]any{"allowGroups": []string{"env_read"}, "interpreters": "on", "sandbox": "off"})
 	dumps := []string{
 		"env",
 		"set",

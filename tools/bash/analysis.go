@@ -54,6 +54,16 @@ type session struct {
 	// commands holds every command of every script, launched ones included.
 	commands []*command
 	parsed   int
+	// unset holds the names unset commands may remove; unsetAny is set
+	// when one of them has operands that are not literal.
+	unset    map[string]bool
+	unsetAny bool
+	// workDir is the directory the command starts in.
+	workDir string
+	// pathUses are the words commands use as file names (paths.go).
+	pathUses []pathUse
+	// cdpathSet: the script assigns CDPATH, so cd may go anywhere.
+	cdpathSet bool
 }
 
 func (s *session) add(rule, subject, why string) {
@@ -80,8 +90,10 @@ type analysis struct {
 	// string, the tool's empty input; for sh -c 'script', the stdin of sh.
 	stdin   stdinSource
 	parents map[syntax.Node]syntax.Node
-	// funcs records where each function of the script is defined.
-	funcs map[string]syntax.Pos
+	// funcs records where the script certainly defines functions.
+	funcs funcIndex
+	// funcNames holds every function name the script defines anywhere.
+	funcNames map[string]bool
 	// calls maps each simple command of the script to what it runs.
 	calls map[*syntax.CallExpr]*command
 }
@@ -115,12 +127,15 @@ func (s *session) parseAll(src string, dialects []dialect) ([]*syntax.File, []di
 func (s *session) analyze(f *syntax.File, d dialect, bashLike bool, depth int, via []string, stdin stdinSource) []*command {
 	a := &analysis{
 		s: s, file: f, dialect: d, bashLike: bashLike, depth: depth, via: via, stdin: stdin,
-		parents: map[syntax.Node]syntax.Node{},
-		funcs:   map[string]syntax.Pos{},
-		calls:   map[*syntax.CallExpr]*command{},
+		parents:   map[syntax.Node]syntax.Node{},
+		funcs:     newFuncIndex(),
+		funcNames: map[string]bool{},
+		calls:     map[*syntax.CallExpr]*command{},
 	}
 	s.analyses = append(s.analyses, a)
 	a.indexTree()
+	a.funcs.indexLists(f)
+	s.recordUnsets(f)
 	var out []*command
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -157,9 +172,7 @@ func (a *analysis) indexTree() {
 		}
 		stack = append(stack, n)
 		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
-			if _, dup := a.funcs[fd.Name.Value]; !dup {
-				a.funcs[fd.Name.Value] = fd.Pos()
-			}
+			a.funcNames[fd.Name.Value] = true
 		}
 		return true
 	})
@@ -236,6 +249,8 @@ func (a *analysis) expand(c *command, depth int) {
 	}
 	if l, ok := launchers[c.base]; ok {
 		l(a, c, depth)
+	} else if isDynamicLoader(c.base) {
+		launchLoader(a, c, depth)
 	}
 	a.checkCommand(c)
 }
@@ -286,16 +301,6 @@ func (a *analysis) launchScript(c *command, src string, dialects []dialect, stdi
 // runsInCurrentShell are the builtins whose scripts the current shell runs
 // itself.
 var runsInCurrentShell = setOf("eval", "trap", "source", ".", "mapfile", "readarray", "compgen")
-
-// isFunctionCall reports whether c calls a function the script defined
-// before the call.
-func (a *analysis) isFunctionCall(c *command) bool {
-	if len(c.via) > len(a.via) || c.name.node == nil {
-		return false
-	}
-	pos, ok := a.funcs[c.name.text]
-	return ok && c.name.node.Pos().After(pos)
-}
 
 // commandsIn returns every command run by the simple commands inside n,
 // launched ones included.

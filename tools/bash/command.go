@@ -35,6 +35,10 @@ type command struct {
 	// programFile is the file a shell or source command runs, when named
 	// by a literal operand.
 	programFile string
+	// pathArgs are files the command reads or writes that are not among
+	// its arguments, such as the files of sed's w and r commands; they are
+	// checked against denyArgs like arguments.
+	pathArgs []word
 	// launched are the commands this one starts, directly or through the
 	// scripts it runs.
 	launched []*command

@@ -27,6 +27,12 @@ type Config struct {
 	DenyArgs      []string          `json:"denyArgs,omitempty" jsonschema:"Arguments no command may receive, such as /etc/shadow or --no-verify. Paths are compared after cleaning, long options also match their abbreviations, and glob arguments are matched against the pattern. While denyArgs is set, every argument and redirect target must be a literal word."`
 	AllowGroups   []string          `json:"allowGroups,omitempty" jsonschema:"Default deny groups to switch off, by name: destructive, disk, power, forkbomb, download_exec, reverse_shell, env_read, privilege, detach. All groups are on unless listed here."`
 	ShellPath     string            `json:"shellPath,omitempty" jsonschema:"Absolute path of the shell, run as shellPath -c command, never as a login or interactive shell. Supported shells: sh, dash, ash, bash, ksh, mksh."`
+	Interpreters  string            `json:"interpreters,omitempty" jsonschema:"off (the default): refuse programs that run code the policy cannot check (python3, node, perl, ruby, make, npm, go run, awk programs that call system(), git -c core.pager=..., vim -c), with the rule interpreters. on: let them run. In allow mode the allow list decides which interpreter programs run; code given through the options of other programs is judged by this setting in both modes."`
+	Sandbox       string            `json:"sandbox,omitempty" jsonschema:"Kernel confinement of commands (Landlock, Linux 5.13+): required (refuse to run without it), best-effort (confine where the kernel supports it, otherwise run unconfined with a warning) or off. Empty means the server-wide default (best-effort unless ruleagent serve --sandbox says otherwise)."`
+	SandboxRead   []string          `json:"sandboxRead,omitempty" jsonschema:"Extra absolute paths confined commands may read (for example a toolchain such as /usr/local/go, or a module cache)."`
+	SandboxWrite  []string          `json:"sandboxWrite,omitempty" jsonschema:"Extra absolute paths confined commands may read and write, besides the workspace and their private temporary directory."`
+	Network       string            `json:"network,omitempty" jsonschema:"Network of confined commands: off (the default: no TCP connection or listening socket; with namespaces, no network at all), loopback (a private network with only a loopback interface) or any."`
+	Connect       []string          `json:"connect,omitempty" jsonschema:"host:port destinations confined commands may open TCP connections to, on top of network. The kernel checks the port; Landlock rules carry no address."`
 	Env           map[string]string `json:"env,omitempty" jsonschema:"Variables added to the command's environment, which otherwise holds only an allowlist taken from the process (PATH, HOME, LANG, LC_*, TERM, TZ, TMPDIR, USER, LOGNAME). The values are registered as secrets, so they are scrubbed from output."`
 }
 
@@ -44,6 +50,7 @@ var defaultConfig = Config{
 	MaxOutputSize: 50000,
 	Mode:          modeDeny,
 	ShellPath:     "/bin/sh",
+	Interpreters:  interpretersOff,
 }
 
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -93,6 +100,9 @@ func (c Config) validate() (*settings, error) {
 		}
 	default:
 		return nil, &tools.ConfigError{Path: "mode", Msg: fmt.Sprintf("must be %q or %q, got %q", modeDeny, modeAllow, c.Mode)}
+	}
+	if c.Interpreters != interpretersOff && c.Interpreters != interpretersOn {
+		return nil, &tools.ConfigError{Path: "interpreters", Msg: fmt.Sprintf("must be %q or %q, got %q", interpretersOff, interpretersOn, c.Interpreters)}
 	}
 	for i, name := range c.Allow {
 		if name == "" || strings.ContainsAny(name, "/ \t\n") {

@@ -16,7 +16,7 @@ type secretSink struct{ values []string }
 
 func (s *secretSink) AddSecrets(v ...string) { s.values = append(s.values, v...) }
 
-func newTool(t *testing.T, config string) *Tool {
+func newTool(t testing.TB, config string) *Tool {
 	t.Helper()
 	tool, err := New(tools.BuildContext{WorkDir: t.TempDir()}, json.RawMessage(config))
 	if err != nil {

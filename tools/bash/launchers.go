@@ -13,10 +13,12 @@ import (
 // launcher itself is checked too (in allow mode it must be allowed).
 type launcher func(a *analysis, c *command, depth int)
 
-var launchers map[string]launcher
+// launchers is filled by the init functions of the files that define
+// launchers (this one, runners.go, execopts.go).
+var launchers = map[string]launcher{}
 
 func init() {
-	launchers = map[string]launcher{
+	base := map[string]launcher{
 		"env":   launchEnv,
 		"xargs": launchXargs,
 		"find":  launchFind,
@@ -56,6 +58,9 @@ func init() {
 		"mapfile":   launchMapfile,
 		"readarray": launchMapfile,
 		"compgen":   launchCompgen,
+	}
+	for name, l := range base {
+		launchers[name] = l
 	}
 	for name := range shellNames {
 		launchers[name] = launchShell

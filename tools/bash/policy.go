@@ -2,6 +2,7 @@ package bash
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -31,12 +32,23 @@ type Policy struct {
 	deny      []pattern
 	denyArgs  []string
 	groups    []denyGroup
-	groupOn   map[string]bool
-	dialects  []dialect
+	// workspace is the workspace directory, and workspaceReal the same
+	// with symlinks resolved; recursive changes must stay inside it.
+	workspace, workspaceReal string
+	// interpreters is the interpreters setting (interpreters.go).
+	interpreters string
+	groupOn      map[string]bool
+	dialects     []dialect
 	// topBashLike: the configured shell may be bash, ksh or zsh.
 	topBashLike bool
 	// shMayBeBash: a script handed to "sh" may be run by bash.
 	shMayBeBash bool
+}
+
+// setWorkspace tells the policy where the workspace is.
+func (p *Policy) setWorkspace(dir string) {
+	p.workspace = filepath.Clean(dir)
+	p.workspaceReal = realPath(p.workspace)
 }
 
 func newPolicy(s *settings) *Policy {
@@ -46,6 +58,8 @@ func newPolicy(s *settings) *Policy {
 		denyArgs: slices.Clone(s.DenyArgs),
 		groupOn:  map[string]bool{},
 		dialects: s.shellDialects,
+
+		interpreters: s.Interpreters,
 	}
 	p.shMayBeBash = shMayBeBash()
 	for _, name := range shellAliases(s.ShellPath) {
@@ -75,7 +89,10 @@ func (p *Policy) enabled(group string) bool { return p.groupOn[group] }
 // *tools.Error of kind tools.ErrPolicyDenied that names each offending
 // command and the rule it breaks, or of kind tools.ErrInvalidArgs when the
 // command is empty, too long or cannot be parsed.
-func (p *Policy) Check(command string) error {
+func (p *Policy) Check(command string) error { return p.CheckIn(command, p.workspace) }
+
+// CheckIn is Check for a command that starts in workDir.
+func (p *Policy) CheckIn(command, workDir string) error {
 	switch {
 	case strings.TrimSpace(command) == "":
 		return tools.Errorf(tools.ErrInvalidArgs, "command is empty")
@@ -84,13 +101,14 @@ func (p *Policy) Check(command string) error {
 	case strings.ContainsRune(command, 0):
 		return tools.Errorf(tools.ErrInvalidArgs, "command contains a NUL byte")
 	}
-	s := &session{p: p, seen: map[string]bool{}}
+	s := &session{p: p, seen: map[string]bool{}, unset: map[string]bool{}, workDir: workDir}
 	files, ok, parseErr := s.parseAll(command, p.dialects)
 	for i, f := range files {
 		s.analyze(f, ok[i], p.topBashLike, 0, nil, stdinSource{kind: stdinEmpty})
 	}
 	s.checkFilePrograms()
 	s.structural()
+	s.checkPaths()
 	if len(s.findings) > 0 {
 		return refusal(s.findings)
 	}
@@ -110,5 +128,44 @@ func refusal(fs []finding) error {
 		}
 		fmt.Fprintf(&b, "\n- %s", f)
 	}
-	return tools.Errorf(tools.ErrPolicyDenied, "%s", b.String())
+	r := &Refusal{err: tools.Errorf(tools.ErrPolicyDenied, "%s", b.String())}
+	for _, f := range fs {
+		r.Findings = append(r.Findings, Finding{Rule: f.rule, Subject: f.subject, Why: f.why})
+	}
+	return r
 }
+
+// Finding is one reason the policy refused a command.
+type Finding struct {
+	// Rule names the rule: a deny group, "deny", "denyArgs", "allow",
+	// "interpreters", or a core rule.
+	Rule    string
+	Subject string
+	Why     string
+}
+
+// Refusal is the error of a refused command. It is a tools.ErrPolicyDenied
+// error (errors.Is and errors.As with *tools.Error see it) that also lists
+// every finding, so that a caller can tell a refusal an approval could
+// lift (OnlyRules("interpreters")) from one it must not.
+type Refusal struct {
+	Findings []Finding
+	err      *tools.Error
+}
+
+func (r *Refusal) Error() string { return r.err.Error() }
+func (r *Refusal) Unwrap() error { return r.err }
+
+// OnlyRules reports whether every finding is of one of the named rules.
+func (r *Refusal) OnlyRules(rules ...string) bool {
+	for _, f := range r.Findings {
+		if !slices.Contains(rules, f.Rule) {
+			return false
+		}
+	}
+	return len(r.Findings) > 0
+}
+
+// RuleInterpreters is the rule of commands refused because they run code
+// in a language the policy does not read (the interpreters setting).
+const RuleInterpreters = ruleInterpreters

@@ -16,6 +16,9 @@ func testPolicy(t *testing.T, cfg Config) *Policy {
 		base.Mode = modeDeny
 	}
 	base.Allow, base.Deny, base.DenyArgs, base.AllowGroups = cfg.Allow, cfg.Deny, cfg.DenyArgs, cfg.AllowGroups
+	if cfg.Interpreters != "" {
+		base.Interpreters = cfg.Interpreters
+	}
 	if cfg.ShellPath != "" {
 		base.ShellPath = cfg.ShellPath
 	}
@@ -23,8 +26,14 @@ func testPolicy(t *testing.T, cfg Config) *Policy {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	return newPolicy(s)
+	p := newPolicy(s)
+	p.setWorkspace(testWorkspace)
+	return p
 }
+
+// testWorkspace is the workspace policy tests check commands in; it need
+// not exist.
+const testWorkspace = "/srv/ws"
 
 // policyCase is one command and the rule expected to refuse it ("" when it
 // must be allowed).
@@ -57,19 +66,15 @@ func runPolicyCases(t *testing.T, cfg Config, cases []policyCase) {
 func TestDenyModeAllowsOrdinaryCommands(t *testing.T) {
 	runPolicyCases(t, Config{}, []policyCase{
 		{"ls -la | grep foo > out.txt 2>&1", ""},
-		{"go test ./... && git status", ""},
 		{`for f in *.go; do gofmt -l "$f"; done`, ""},
 		{`export PATH="$PATH:/usr/local/go/bin"`, ""},
-		{"cd src && make build", ""},
 		{"rm -f build/out.o", ""},
 		{"rm -r build", ""},
 		{"rm ./*.o", ""},
 		{`rm -- "$f"`, ""},
 		{`git commit -m "rm -rf cleanup"`, ""},
 		{`find . -name "*.go" -type f | xargs grep -n TODO`, ""},
-		{"curl -s https://example.com/a.json | python3 -m json.tool", ""},
 		{"curl -s https://example.com | jq .", ""},
-		{"python3 -c 'print(1+1)'", ""},
 		{"cat <<'EOF'\nhello $x\nEOF", ""},
 		{"sh -c 'echo hi && ls'", ""},
 		{"sh script.sh", ""},
@@ -79,13 +84,11 @@ func TestDenyModeAllowsOrdinaryCommands(t *testing.T) {
 		{"n=$(wc -l < f); echo $((n+1))", ""},
 		{"echo {a,b}", ""},
 		{"[ -f go.mod ] && echo yes", ""},
-		{"timeout 5 go test ./...", ""},
 		{"env GOOS=linux go build ./...", ""},
 		{"xargs -0 -n1 echo < list", ""},
 		{"find . -name '*.tmp' -print", ""},
 		{"git push origin main", ""},
 		{"cat > x.sh <<'EOF'\necho hi\nEOF\nsh x.sh", ""},
-		{"cat > x.py <<'EOF'\nprint(1)\nEOF\npython3 x.py", ""},
 		{"git rm -rf --cached build", ""},
 		{"man rm", ""},
 		{"kill -9 1234", ""},
@@ -93,6 +96,17 @@ func TestDenyModeAllowsOrdinaryCommands(t *testing.T) {
 		{"set -e; set -o pipefail", ""},
 		{"sh -c 'echo -m'", ""},
 	})
+}
+
+// interpreterCommands run code the policy cannot read; they run only when
+// the interpreters setting is on.
+var interpreterCommands = []string{
+	"go test ./... && git status",
+	"cd src && make build",
+	"curl -s https://example.com/a.json | python3 -m json.tool",
+	"python3 -c 'print(1+1)'",
+	"timeout 5 go test ./...",
+	"cat > x.py <<'EOF'\nprint(1)\nEOF\npython3 x.py",
 }
 
 func TestLiteralNames(t *testing.T) {
@@ -331,9 +345,14 @@ func TestRefusalNamesCommandAndRule(t *testing.T) {
 	if !errors.As(err, &te) || te.Kind != tools.ErrPolicyDenied {
 		t.Fatalf("want *tools.Error of kind ErrPolicyDenied, got %#v", err)
 	}
-	for _, want := range []string{"rm -rf /", `rule "destructive"`, `"rm -rf"`, "nothing was run"} {
+	for _, want := range []string{"rm -rf /", `rule "destructive"`, "the destructive group", "nothing was run"} {
 		if !strings.Contains(te.Msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, te.Msg)
 		}
+	}
+	// The pattern that matched is not quoted: it would tell an attacker
+	// which spelling to avoid.
+	if strings.Contains(te.Msg, `"rm -rf"`) || strings.Contains(te.Msg, "pattern \"") {
+		t.Errorf("the refusal quotes a deny pattern:\n%s", te.Msg)
 	}
 }

@@ -65,7 +65,7 @@ func (a *analysis) checkRedirect(r *syntax.Redirect) {
 		a.s.add(groupPower, subject, "writing to /proc/sysrq-trigger can reboot or crash the machine ("+groupWhy(groupPower)+")")
 	}
 	if len(p.denyArgs) > 0 {
-		a.checkDenyArgs(subject, w)
+		a.s.pathUses = append(a.s.pathUses, pathUse{subject: subject, w: w})
 	}
 }
 

@@ -25,8 +25,8 @@ func (a *analysis) checkCommand(c *command) {
 	a.matchPatterns(c, p.deny, ruleDeny, "")
 	a.checkEmbedded(c, p.deny, ruleDeny, "")
 	if len(p.denyArgs) > 0 {
-		for _, w := range c.args {
-			a.checkDenyArgs(c.display(), w)
+		for _, w := range append(c.args[:len(c.args):len(c.args)], c.pathArgs...) {
+			a.s.pathUses = append(a.s.pathUses, pathUse{subject: c.display(), w: w})
 		}
 	}
 	for _, g := range p.groups {
@@ -35,6 +35,8 @@ func (a *analysis) checkCommand(c *command) {
 	}
 	a.checkGroupRules(c)
 	a.checkShellState(c)
+	a.checkOpaqueRunner(c)
+	a.checkInterpreters(c)
 }
 
 // matchPatterns reports the first pattern that matches c or, failing
@@ -43,15 +45,14 @@ func (a *analysis) checkCommand(c *command) {
 func (a *analysis) matchPatterns(c *command, pats []pattern, rule, why string) {
 	suffix := whySuffix(why)
 	var firstUnverifiable *word
-	var unverifiablePat pattern
 	for _, pat := range pats {
 		matched, unv := pat.match(c)
 		if matched {
-			a.s.add(rule, c.display(), fmt.Sprintf("matches the deny pattern %q%s", pat.source, suffix))
+			a.s.add(rule, c.display(), patternMatched(rule)+suffix)
 			return
 		}
 		if unv != nil && firstUnverifiable == nil {
-			firstUnverifiable, unverifiablePat = unv, pat
+			firstUnverifiable = unv
 		}
 	}
 	if firstUnverifiable != nil {
@@ -59,8 +60,8 @@ func (a *analysis) matchPatterns(c *command, pats []pattern, rule, why string) {
 		if firstUnverifiable.literal && firstUnverifiable.glob {
 			hint = "; write ./* rather than * so that a file name cannot become an option"
 		}
-		a.s.add(rule, c.display(), fmt.Sprintf("argument %s is not a literal word, so the deny pattern %q cannot be ruled out%s%s",
-			firstUnverifiable.src, unverifiablePat.source, suffix, hint))
+		a.s.add(rule, c.display(), fmt.Sprintf("argument %s is not a literal word, so a denied pattern of %s cannot be ruled out%s%s",
+			firstUnverifiable.src, ruleDescription(rule), suffix, hint))
 	}
 }
 
@@ -94,33 +95,41 @@ func (a *analysis) checkEmbedded(c *command, pats []pattern, rule, why string) {
 				continue
 			}
 			if matched, _ := pat.match(inner); matched {
-				a.s.add(rule, c.display(), fmt.Sprintf("its arguments hold the command %s, which matches the deny pattern %q and which %s may run%s", inner.display(), pat.source, c.base, whySuffix(why)))
+				a.s.add(rule, c.display(), fmt.Sprintf("its arguments hold the command %s, which %s and which %s may run%s", inner.display(), patternMatched(rule), c.base, whySuffix(why)))
 				return
 			}
 		}
 	}
 }
 
-func (a *analysis) checkDenyArgs(subject string, w word) {
-	if !w.literal {
-		a.s.add(ruleDenyArgs, subject, fmt.Sprintf("argument %s is not a literal word, so it cannot be checked against denyArgs", w.src))
-		return
+// patternMatched says that a command matched a pattern of rule, without
+// quoting the pattern: a refusal that quotes it tells an attacker exactly
+// which spelling to avoid.
+func patternMatched(rule string) string {
+	return "matches a denied pattern of " + ruleDescription(rule)
+}
+
+func ruleDescription(rule string) string {
+	if rule == ruleDeny {
+		return "the tool's deny list"
 	}
-	for _, p := range a.s.p.denyArgs {
-		if argMatches(p, w) {
-			a.s.add(ruleDenyArgs, subject, fmt.Sprintf("argument %s matches the denied argument %q", w.src, p))
-		}
-	}
+	return "the " + rule + " group"
 }
 
 // checkAssignedName refuses setting variables that make the shell or the
 // dynamic loader run code the policy never sees.
 func (a *analysis) checkAssignedName(name, subject string) {
+	if name == "CDPATH" {
+		a.s.cdpathSet = true
+	}
 	if name == "BASH_CMDS" || name == "BASH_ALIASES" {
 		a.s.add(ruleShellState, subject, name+" makes a command name run another program, after the policy has checked the name")
 	}
 	if why, bad := forbiddenEnvName(name); bad {
 		a.s.add(ruleEnvInjection, subject, fmt.Sprintf("setting %s is refused: %s", name, why))
+	}
+	if why, bad := execEnvName(name); bad && a.s.p.interpreters != interpretersOn {
+		a.s.add(ruleInterpreters, subject, fmt.Sprintf("setting %s is refused: %s", name, why)+interpretersHint)
 	}
 	if name == "PATH" && a.s.p.mode == modeAllow {
 		a.s.add(ruleEnvInjection, subject, "in allow mode PATH may not be changed: it decides which program a command name runs")

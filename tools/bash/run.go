@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
+	"io"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -17,71 +18,104 @@ import (
 // open for ever.
 const waitDelay = time.Second
 
+// process is a started command, confined or not: both kinds are run,
+// timed out, killed and captured the same way.
+type process interface {
+	// wait waits for the shell to exit, kills what it left running in its
+	// process group, reaps it and returns how it ended.
+	wait() (syscall.WaitStatus, error)
+	// kill kills the process group now.
+	kill()
+}
+
 // run executes command with shellPath -c in dir. A non-zero exit is a
 // result with IsError set; a timeout or a cancellation is an error that
 // carries the output collected so far.
-func (t *Tool) run(ctx context.Context, command, dir string, timeout time.Duration) (tools.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
+func (t *Tool) run(ctx context.Context, command, dir, runID string, timeout time.Duration) (tools.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return tools.Result{}, ctxError(err, timeout, 0, "")
+	}
 	stdout, stderr := newCapture(t.cfg.MaxOutputSize), newCapture(t.cfg.MaxOutputSize)
-	// Never -l or -i: a login or interactive shell would read profile files
-	// that can export the very secrets the environment leaves out.
-	cmd := exec.CommandContext(ctx, t.cfg.ShellPath, "-c", command)
-	cmd.Dir = dir
-	cmd.Env = t.env
-	cmd.Stdin = nil // /dev/null
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.WaitDelay = waitDelay
-	if err := startInGroup(cmd); err != nil {
+	outR, outW, err := os.Pipe()
+	if err != nil {
 		return tools.Result{}, tools.Wrap(tools.ErrExecutionFailed, err, "cannot run the command")
 	}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return tools.Result{}, tools.Wrap(tools.ErrExecutionFailed, err, "cannot run the command")
+	}
+	// Never -l or -i: a login or interactive shell would read profile files
+	// that can export the very secrets the environment leaves out. The
+	// timeout starts once the command has: the sandbox helper's start-up
+	// (once per tool) and a run's ruleset (once per run) are not the
+	// command's time.
+	proc, err := t.start(command, dir, runID, outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return tools.Result{}, err
+	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		if ctx.Err() != nil {
-			return tools.Result{}, ctxError(ctx.Err(), timeout, 0, "")
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	outDone, errDone := drain(stdout, outR), drain(stderr, errR)
+	stop := context.AfterFunc(ctx, proc.kill)
+	ws, waitErr := proc.wait()
+	stop()
+	// Output written by processes that left the group may keep the pipes
+	// open; wait a little, then stop reading.
+	heldOpen := false
+	timer := time.NewTimer(waitDelay)
+	for _, done := range []chan struct{}{outDone, errDone} {
+		select {
+		case <-done:
+		case <-timer.C:
+			heldOpen = true
+			outR.Close()
+			errR.Close()
+			<-done
 		}
-		return tools.Result{}, tools.Wrap(tools.ErrExecutionFailed, err, "cannot start %s", t.cfg.ShellPath)
 	}
-	// Nothing outlives the call: when the shell exits, whatever it left
-	// running in its process group is killed. Where the system allows,
-	// this happens before the shell is reaped, so the group id is still
-	// ours.
-	waited := waitExited(cmd.Process.Pid)
-	if waited {
-		_ = killGroup(cmd.Process.Pid)
-	}
-	waitErr := cmd.Wait()
-	if !waited {
-		_ = killGroup(cmd.Process.Pid)
-	}
+	timer.Stop()
+	outR.Close()
+	errR.Close()
 	elapsed := time.Since(start)
-
-	// A command that finished on its own just as time ran out still counts
-	// as finished.
-	if ctxErr := ctx.Err(); ctxErr != nil && waitErr != nil {
-		return tools.Result{}, ctxError(ctxErr, timeout, elapsed, formatOutput(stdout, stderr))
-	}
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+	if waitErr != nil {
 		return tools.Result{}, tools.Wrap(tools.ErrExecutionFailed, waitErr, "running the command failed")
 	}
 
-	code := cmd.ProcessState.ExitCode()
+	// A command that finished on its own just as time ran out still counts
+	// as finished.
+	success := ws.Exited() && ws.ExitStatus() == 0
+	if ctxErr := ctx.Err(); ctxErr != nil && !success {
+		return tools.Result{}, ctxError(ctxErr, timeout, elapsed, formatOutput(stdout, stderr))
+	}
+	code := ws.ExitStatus()
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code: %d", code)
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws.Signaled() {
 		fmt.Fprintf(&b, " (killed by signal %s)", ws.Signal())
 	}
 	fmt.Fprintf(&b, "\nduration: %s\n", elapsed.Round(time.Millisecond))
-	if errors.Is(waitErr, exec.ErrWaitDelay) {
+	if heldOpen {
 		b.WriteString("note: a process the command started outside its process group kept the output open; it was closed\n")
 	}
 	b.WriteString(formatOutput(stdout, stderr))
 	return tools.Result{Text: b.String(), IsError: code != 0}, nil
+}
+
+// drain copies r into c until r ends or is closed.
+func drain(c *capture, r *os.File) chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(c, r)
+	}()
+	return done
 }
 
 // ctxError reports a command stopped by its deadline (ErrTimeout) or by the

@@ -129,6 +129,8 @@ func TestLeftoverProcessesAreKilledWhenTheCommandEnds(t *testing.T) {
 
 func TestContextCancelStopsPromptly(t *testing.T) {
 	tool := newTool(t, `{"timeout":"30s"}`)
+	// Start the sandbox helper first: its start-up is not what is timed.
+	mustRun(t, tool, "true")
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
 		time.Sleep(200 * time.Millisecond)
@@ -174,7 +176,9 @@ func TestNotALoginShell(t *testing.T) {
 		if _, err := os.Stat(shell); err != nil {
 			continue
 		}
-		tool := newTool(t, `{"shellPath":"`+shell+`"}`)
+		// Unconfined, so that HOME is the caller's (a confined command's
+		// HOME is its private temporary directory).
+		tool := newTool(t, `{"shellPath":"`+shell+`","sandbox":"off"}`)
 		res := mustRun(t, tool, `echo "marker=[$LOGIN_MARKER] home=$HOME"`)
 		if strings.Contains(res.Text, "leaked") || !strings.Contains(res.Text, "marker=[] home="+home) {
 			t.Fatalf("%s read a start-up file or lost HOME:\n%s", shell, res.Text)

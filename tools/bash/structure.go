@@ -137,7 +137,7 @@ func (a *analysis) checkForkBombs() {
 				return true
 			}
 			if name := evalWord(ce.Args[0]); name.exact() {
-				if _, isFunc := a.funcs[name.text]; isFunc {
+				if a.funcNames[name.text] {
 					graph[fd.Name.Value] = append(graph[fd.Name.Value], edge{name.text, a.forksBetween(ce, fd)})
 				}
 			}

@@ -5,15 +5,18 @@
 // Policy before anything runs. The policy parses the command with a real
 // shell parser and checks every command the script would run, including
 // those hidden in substitutions and launched by env, xargs, find -exec,
-// sh -c or eval. It is defence in depth, not a sandbox: the real limits are
-// the environment allowlist (no API keys reach the command), a non-login
-// shell, the timeout that kills the whole process group, and whatever
-// sandbox the operator runs the agent in.
+// sh -c or eval, and refuses with a reason the model can act on. It
+// advises; the guarantee is the kernel sandbox (package tools/sandbox),
+// which confines what actually runs: the programs it may execute, the
+// files it may read and write, the network. Besides both, the environment
+// is an allowlist (no API keys reach the command), the shell is not a
+// login shell, and the timeout kills the whole process group.
 package bash
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -49,14 +52,30 @@ var argsSchema = json.RawMessage(`{
 // Tool is a configured bash tool. It holds the workspace root open; Close
 // releases it.
 type Tool struct {
-	cfg    Config
-	policy *Policy
-	ws     *workspace.Workspace
-	env    []string
-	info   tools.Info
+	sandbox *sandboxState
+	// policyOff is set by DisablePolicyForTesting only.
+	policyOff bool
+	cfg       Config
+	policy    *Policy
+	ws        *workspace.Workspace
+	env       []string
+	info      tools.Info
 }
 
 var _ io.Closer = (*Tool)(nil)
+
+// DisablePolicyForTesting switches the tool's command policy off for the
+// rest of a test, so that a test can show what the kernel sandbox alone
+// stops. Nothing but tests may call it: tb is the test's *testing.T.
+func DisablePolicyForTesting(tb interface {
+	Helper()
+	Cleanup(func())
+}, tool tools.Tool) {
+	tb.Helper()
+	t := tool.(*Tool)
+	t.policyOff = true
+	tb.Cleanup(func() { t.policyOff = false })
+}
 
 // New makes a bash tool from its config. Bad config is a *tools.ConfigError
 // naming the field.
@@ -88,7 +107,13 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 			bc.Secrets.AddSecrets(secrets...)
 		}
 	}
-	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env)}
+	sb, err := newSandboxState(cfg)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env), sandbox: sb}
+	t.policy.setWorkspace(ws.Dir())
 	t.info = tools.Info{Name: "bash", Description: t.describe(), Parameters: argsSchema}
 	return t, nil
 }
@@ -101,14 +126,25 @@ func (t *Tool) describe() string {
 	if t.cfg.Mode == modeAllow {
 		fmt.Fprintf(&b, " Only these commands may run: %s.", strings.Join(t.cfg.Allow, ", "))
 	}
+	b.WriteString(" " + t.describeSandbox())
 	return b.String()
 }
 
 // Info implements tools.Tool.
 func (t *Tool) Info() tools.Info { return t.info }
 
-// Close releases the workspace.
-func (t *Tool) Close() error { return t.ws.Close() }
+// Close releases the workspace and stops the sandbox helper, killing any
+// command still running.
+func (t *Tool) Close() error {
+	sb := t.sandbox
+	// Either the launcher was made (and is closed here), or no call may
+	// make one any more.
+	sb.once.Do(func() { sb.err = errors.New("the tool is closed") })
+	if sb.launcher != nil {
+		_ = sb.launcher.Close()
+	}
+	return t.ws.Close()
+}
 
 type callArgs struct {
 	Command string `json:"command"`
@@ -131,14 +167,20 @@ func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, err
 			timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
-	if err := t.policy.Check(args.Command); err != nil {
-		return tools.Result{}, err
-	}
 	dir, err := t.workDir(args.WorkDir)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	return t.run(ctx, args.Command, dir, timeout)
+	if !t.policyOff {
+		if err := t.policy.CheckIn(args.Command, dir); err != nil {
+			return tools.Result{}, err
+		}
+	}
+	runID := ""
+	if ci := tools.CallFrom(ctx); ci != nil {
+		runID = ci.RunID
+	}
+	return t.run(ctx, args.Command, dir, runID, timeout)
 }
 
 // workDir resolves the work_dir argument inside the workspace.

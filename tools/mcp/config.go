@@ -28,6 +28,7 @@ type Config struct {
 	Tools          []string          `json:"tools,omitempty" jsonschema:"The server's tools to offer the model, by name or glob (*, ?, [a-z], {a,b}). Empty offers them all. Every entry must match at least one of the server's tools when the agent starts."`
 	Timeout        tools.Duration    `json:"timeout,omitempty" jsonschema:"Longest a tool call may take, in milliseconds or as a duration such as 30s. The entry's top-level timeout, when shorter, also applies."`
 	ConnectTimeout tools.Duration    `json:"connectTimeout,omitempty" jsonschema:"Longest connecting may take: starting the process or reaching the URL, the initialize handshake and listing the tools. It bounds the connection made when the agent starts and every reconnection."`
+	Sandbox        *StdioSandbox     `json:"sandbox,omitempty" jsonschema:"Confine a stdio server with the kernel sandbox (Landlock): its own paths and network settings. Without it the server runs unconfined."`
 	Required       bool              `json:"required,omitempty" jsonschema:"When true, the agent fails to start if the server cannot be reached. When false (the default), the agent starts without the server's tools, logs a warning, and keeps trying in the background (1 s to 1 min apart); the tools appear from the turn after the server answers."`
 }
 
@@ -68,6 +69,7 @@ type target struct {
 	cwdGiven  bool // cwd came from the config, not the workspace
 	env       map[string]string
 	headers   map[string]string
+	sandbox   *stdioSandbox // kindStdio, when confined
 
 	filter         []string
 	timeout        time.Duration
@@ -171,6 +173,9 @@ func (t *target) parseOptions(c Config, workDir string) error {
 		if c.Cwd != "" {
 			return &tools.ConfigError{Path: "cwd", Msg: "cwd only applies to stdio servers"}
 		}
+		if c.Sandbox != nil {
+			return &tools.ConfigError{Path: "sandbox", Msg: "sandbox only applies to stdio servers"}
+		}
 	}
 	switch t.kind {
 	case kindHTTP:
@@ -199,6 +204,11 @@ func (t *target) parseOptions(c Config, workDir string) error {
 			}
 		}
 		t.env = c.Env
+		sb, err := checkSandbox(c.Sandbox)
+		if err != nil {
+			return err
+		}
+		t.sandbox = sb
 		t.cwd = workDir
 		if c.Cwd != "" {
 			t.cwd, t.cwdGiven = c.Cwd, true

@@ -41,6 +41,8 @@ type process struct {
 	gone    chan struct{}
 	rd, wr  *os.File
 	stopped sync.Once
+	// cleanup removes the sandbox's temporary directory, if any.
+	cleanup func()
 }
 
 // newStdioTransport prepares the transport of a stdio server. The process
@@ -50,7 +52,7 @@ func newStdioTransport(t *target, opts ...transport.StdioOption) (*transport.Std
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &process{gone: make(chan struct{}), rd: rd, wr: wr}
+	p := &process{gone: make(chan struct{}), rd: rd, wr: wr, cleanup: func() {}}
 	spawn := func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 		// Not CommandContext: the process must outlive the context of the
 		// connection attempt that starts it.
@@ -65,6 +67,11 @@ func newStdioTransport(t *target, opts ...transport.StdioOption) (*transport.Std
 		// the server is gone.
 		cmd.Stderr = wr
 		inOwnGroup(cmd)
+		cleanup, err := t.sandbox.confine(cmd, t.cwd)
+		if err != nil {
+			return nil, err
+		}
+		p.cleanup = cleanup
 		p.cmd = cmd
 		return cmd, nil
 	}
@@ -80,6 +87,7 @@ func (p *process) started(err error) {
 	if err != nil || p.cmd == nil || p.cmd.Process == nil {
 		p.rd.Close()
 		close(p.gone)
+		p.cleanup()
 		return
 	}
 	go func() {
@@ -114,6 +122,7 @@ func (p *process) pid() int {
 // server does.
 func (p *process) stop(closeClient func() error) {
 	p.stopped.Do(func() {
+		defer func() { p.cleanup() }()
 		closed := make(chan struct{})
 		go func() {
 			_ = closeClient()

@@ -54,6 +54,14 @@ export function ChainList(p: Props) {
                   agent
                 </span>
               )}
+              {c.endpoints && c.endpoints.length > 0 && (
+                <span
+                  className="badge endpoint"
+                  title={c.endpoints.map((e) => `${e.type} ${e.address ?? ''} ${(e.routes ?? []).join(' ')}`.replace(/\s+/g, ' ').trim()).join('\n')}
+                >
+                  {c.endpoints.map((e) => e.type).join(', ')}
+                </span>
+              )}
               {c.error && (
                 <span className="badge problem" title={c.error}>
                   !

@@ -3,6 +3,7 @@ import { api, APIError } from '../api';
 import { apply, finalText, newRun, readSSE, ROOT, type AGUIEvent, type RunState } from '../agui';
 import { RunBody } from './RunView';
 import { Timeline } from './Timeline';
+import { Interrupts, type Answer } from './Interrupts';
 
 export interface Turn {
   runId: string;
@@ -45,32 +46,28 @@ export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunSta
   useEffect(() => {
     log.current?.scrollTo({ top: log.current.scrollHeight });
   }, [thread]);
+  const last = thread.turns[thread.turns.length - 1];
+  // A run waiting for answers takes them first: new input would be refused.
+  const waiting = !!last && last.state.interrupts.length > 0;
 
   const update = (runId: string, f: (s: RunState) => RunState) =>
     setThread((t) => ({ ...t, turns: t.turns.map((x) => (x.runId === runId ? { ...x, state: f(x.state) } : x)) }));
 
-  const send = async () => {
-    const text = input.trim();
-    if (!text || running) return;
-    const runId = crypto.randomUUID();
-    const history = thread.turns.flatMap((t, i) => [
+  const history = () =>
+    thread.turns.flatMap((t, i) => [
       { id: `u${i}`, role: 'user', content: t.user },
       ...(finalText(t.state) ? [{ id: `a${i}`, role: 'assistant', content: finalText(t.state) }] : []),
     ]);
-    const messages = [...history, { id: `u${thread.turns.length}`, role: 'user', content: text }];
-    setThread((t) => ({ ...t, turns: [...t.turns, { runId, user: text, state: newRun(Date.now()) }] }));
-    setInput('');
+
+  // stream runs one AG-UI request and folds its events into turn runId.
+  const stream = async (runId: string, input: Record<string, unknown>) => {
     setRunning(runId);
     setStopping(false);
     onRunStart(runId);
     const ctrl = new AbortController();
     abort.current = ctrl;
     try {
-      const res = await api.agui(
-        chainId,
-        { threadId: thread.threadId, runId, messages, tools: [], context: [], state: {}, forwardedProps: { ruleagent: { subagentEvents: true } } },
-        ctrl.signal,
-      );
+      const res = await api.agui(chainId, { threadId: thread.threadId, tools: [], context: [], state: {}, forwardedProps: { ruleagent: { subagentEvents: true } }, ...input }, ctrl.signal);
       if (!res.ok || !res.body) {
         const body = await res.text();
         let message = `${res.status} ${body.slice(0, 300)}`;
@@ -93,6 +90,24 @@ export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunSta
     }
   };
 
+  const send = async () => {
+    const text = input.trim();
+    if (!text || running || waiting) return;
+    const runId = crypto.randomUUID();
+    const messages = [...history(), { id: `u${thread.turns.length}`, role: 'user', content: text }];
+    setThread((t) => ({ ...t, turns: [...t.turns, { runId, user: text, state: newRun(Date.now()) }] }));
+    setInput('');
+    await stream(runId, { runId, messages });
+  };
+
+  // answer resumes the last turn's paused run with the person's answers;
+  // its events continue the same turn.
+  const answer = async (answers: Answer[]) => {
+    const turn = thread.turns[thread.turns.length - 1];
+    if (!turn || running) return;
+    await stream(turn.runId, { runId: crypto.randomUUID(), messages: history(), resume: answers });
+  };
+
   const stop = async () => {
     if (!running) return;
     setStopping(true);
@@ -108,7 +123,6 @@ export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunSta
     setTimeout(() => ctrl?.abort(), 5000);
   };
 
-  const last = thread.turns[thread.turns.length - 1];
   return (
     <div className="run-panel" data-testid="run-panel">
       {!deployed && <p className="note">Deploy the chain to run it.</p>}
@@ -121,6 +135,7 @@ export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunSta
             <div className={`assistant run-${t.state.runs[ROOT].status}`}>
               <RunBody state={t.state} run={t.state.runs[ROOT]} />
               {t.state.runs[ROOT].status === 'cancelled' && <p className="note">Run cancelled.</p>}
+              {t === last && t.state.interrupts.length > 0 && <Interrupts key={t.state.interrupts.map((i) => i.id).join()} interrupts={t.state.interrupts} busy={!!running} onAnswer={(a) => void answer(a)} />}
             </div>
           </div>
         ))}
@@ -158,7 +173,7 @@ export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunSta
               {stopping ? 'Stopping…' : 'Stop'}
             </button>
           ) : (
-            <button type="submit" className="primary" disabled={!deployed || !input.trim()}>
+            <button type="submit" className="primary" disabled={!deployed || !input.trim() || waiting} title={waiting ? 'Answer what the run waits for first' : undefined}>
               Send
             </button>
           )}

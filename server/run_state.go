@@ -1,0 +1,277 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/rulego/rulego/api/types"
+
+	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
+	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/tools"
+)
+
+// errClientGone cancels a run whose client went away.
+var errClientGone = errors.New("the client went away")
+
+// maxDetachedEvents bounds the events kept for the next segment while a
+// paused run has no client (other tool calls of its turn go on).
+const maxDetachedEvents = 10000
+
+// runState is one run of a chain from start to end. Its events reach
+// clients in segments: the request that started it is the first; a run
+// that pauses for a person (an interrupt) ends its segment with
+// RUN_FINISHED outcome interrupt, goes on waiting without a client, and
+// the request that answers (Store.Resume) opens the next segment. Each
+// segment is a complete AG-UI run of its own.
+type runState struct {
+	s       *Store
+	req     RunRequest
+	reg     *runs.Run
+	fr      *frame
+	ledger  *agent.Ledger
+	ctx     context.Context
+	started time.Time
+
+	// done is closed when the chain has ended and res, err are final.
+	done chan struct{}
+	res  RunResult
+	err  error
+
+	mu      sync.Mutex
+	seg     *segment       // the attached segment; nil while paused
+	held    []events.Event // events while paused, for the next segment
+	raised  []*interrupt   // interrupts not yet told to a client
+	open    map[string]*interrupt
+	dropped int
+}
+
+// segment is one client's share of a run.
+type segment struct {
+	stream *events.Stream
+	// base is the run's usage when the segment opened: a segment reports
+	// only the model calls made during it (AG-UI: usage does not carry
+	// across an interrupt).
+	base []events.TokenUsage
+	// ended receives the interrupts the segment ended on.
+	ended    chan []events.Interrupt
+	flushing bool
+}
+
+// startRun registers a run and starts its chain; the caller then attaches
+// the first segment.
+func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest) (*runState, error) {
+	st := &runState{s: s, req: req, fr: &frame{}, ledger: agent.NewLedger(nil), started: time.Now(),
+		done: make(chan struct{}), open: map[string]*interrupt{}}
+	st.res = RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
+	// The run outlives the request that started it only by pausing:
+	// segment() cancels it when a client goes away mid-segment.
+	reg, rctx, err := s.runs.Start(context.WithoutCancel(ctx), runs.Info{RunID: req.RunID, ThreadID: req.ThreadID,
+		ChainID: req.ChainID, Source: req.Source}, st)
+	if err != nil {
+		return nil, err
+	}
+	st.reg, st.fr.out = reg, reg
+	metrics.ActiveRuns.Inc()
+	rctx = agent.WithLedger(events.WithSink(rctx, st.fr), st.ledger)
+	if req.Caller != nil {
+		rctx = agent.WithCaller(rctx, req.Caller)
+	}
+	if req.Interruptible {
+		rctx = tools.WithApprover(rctx, st)
+	}
+	opts := []types.RuleContextOption{types.WithOnEnd(st.fr.end)}
+	if s.live.Watching(req.ChainID) {
+		opts = append(opts, types.WithDebugMode(true), types.WithOnNodeCompleted(s.nodeDone(req.ChainID, req.RunID)))
+	}
+	if s.live.Clients() > 0 {
+		// Chains the run calls as tools report their nodes too.
+		rctx = components.WithTrace(rctx)
+	}
+	st.ctx = rctx
+	msg := s.newMessage(req)
+	go func() {
+		e.OnMsgAndWait(msg, append(opts, types.WithContext(rctx))...)
+		st.finish()
+	}()
+	return st, nil
+}
+
+// segment attaches a client's sink to the run (as AG-UI run threadID,
+// runID) and waits until the run ends or pauses, or ctx ends (the client
+// went away: the run is cancelled).
+func (st *runState) segment(ctx context.Context, sink events.Sink, threadID, runID string) (RunResult, error) {
+	return st.wait(ctx, st.attach(sink, threadID, runID, nil))
+}
+
+// wait waits for the end of segment seg: the run's end, a pause, or the
+// client going away (which cancels the run).
+func (st *runState) wait(ctx context.Context, seg *segment) (RunResult, error) {
+	select {
+	case <-st.done:
+		return st.res, st.err
+	case ins := <-seg.ended:
+		res := RunResult{RunID: st.req.RunID, ThreadID: st.req.ThreadID, Outcome: OutcomeInterrupt, Interrupts: ins,
+			Usage: st.ledger.Entries()}
+		return res, nil
+	case <-ctx.Done():
+		st.reg.Cancel(errClientGone)
+		<-st.done
+		return st.res, st.err
+	}
+}
+
+// attach opens a segment: RUN_STARTED, then what happened while the run
+// was paused, then the answers (deliver) reach the waiting calls, in that
+// order, so nothing the client should see is lost or reordered.
+func (st *runState) attach(sink events.Sink, threadID, runID string, deliver func()) *segment {
+	if sink == nil {
+		sink = events.Discard
+	}
+	seg := &segment{ended: make(chan []events.Interrupt, 1), base: st.ledger.Entries()}
+	chainID, regID := st.req.ChainID, st.req.RunID
+	seg.stream = events.NewStream(events.SinkFunc(func(ev events.Event) {
+		if !seg.flushing {
+			st.s.live.Event(chainID, regID, &ev)
+		}
+		sink.Emit(ev)
+	}), threadID, runID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	seg.stream.Emit(events.Event{Type: events.RunStarted, ProtocolVersion: events.ProtocolVersion})
+	seg.flushing = true
+	for _, ev := range st.held {
+		seg.stream.Emit(ev)
+	}
+	seg.flushing = false
+	st.held = nil
+	st.seg = seg
+	select {
+	case <-st.done:
+		// The run ended while paused: its end is this segment's end.
+		st.emitTerminalLocked()
+		return seg
+	default:
+	}
+	if deliver != nil {
+		deliver()
+	}
+	if len(st.raised) > 0 {
+		st.pauseLocked()
+	}
+	return seg
+}
+
+// Emit implements events.Sink: the run's events, after the registry has
+// counted them, go to the attached segment, or are held while paused.
+func (st *runState) Emit(e events.Event) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.seg != nil {
+		st.seg.stream.Emit(e)
+		return
+	}
+	st.s.live.Event(st.req.ChainID, st.req.RunID, &e)
+	if len(st.held) < maxDetachedEvents {
+		st.held = append(st.held, e)
+	} else {
+		st.dropped++
+	}
+}
+
+// pauseLocked ends the attached segment on the raised interrupts.
+func (st *runState) pauseLocked() {
+	ins := make([]events.Interrupt, 0, len(st.raised))
+	for _, in := range st.raised {
+		st.open[in.ev.ID] = in
+		ins = append(ins, in.ev)
+	}
+	st.raised = nil
+	if st.seg == nil {
+		return
+	}
+	st.seg.stream.Emit(events.Event{Type: events.RunFinished, Outcome: events.OutcomeInterrupt, Interrupts: ins,
+		Usage: usageSince(st.ledger.Entries(), st.seg.base)})
+	st.seg.ended <- ins
+	st.seg = nil
+	st.reg.SetInterrupts(st.openList())
+}
+
+// finish runs when the chain has ended: it decides the outcome and ends
+// the attached segment (or keeps the end for the next one).
+func (st *runState) finish() {
+	res := &st.res
+	res.Usage = st.ledger.Entries()
+	if st.req.Caller != nil {
+		res.Pending = st.req.Caller.Pending()
+	}
+	st.fr.finish(st.ctx, res)
+	if res.Outcome != OutcomeSuccess {
+		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(st.ctx)}
+	}
+	st.s.runs.End(st.reg)
+	st.mu.Lock()
+	if st.seg != nil {
+		st.emitTerminalLocked()
+	}
+	close(st.done)
+	st.mu.Unlock()
+	req, took := st.req, time.Since(st.started)
+	info := st.reg.Info()
+	st.s.log.Info("run", "run", req.RunID, "thread", req.ThreadID, "chain", req.ChainID, "source", cmp.Or(req.Source, "api"),
+		"outcome", res.Outcome, "duration", took.Round(time.Millisecond), "toolCalls", info.ToolCalls, "tokens", info.Usage.TotalTokens)
+	metrics.ActiveRuns.Dec()
+	metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
+	metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(took.Seconds())
+}
+
+// emitTerminalLocked ends the attached segment with the run's end.
+func (st *runState) emitTerminalLocked() {
+	res := &st.res
+	usage := usageSince(res.Usage, st.seg.base)
+	term := events.Event{Type: events.RunFinished, Usage: usage, Meta: st.fr.meta}
+	switch res.Outcome {
+	case OutcomeCancelled:
+		term.Outcome, term.Result, term.Meta = events.OutcomeCancelled, nil, events.Meta{}
+	case OutcomeError:
+		term = events.Event{Type: events.RunError, Message: res.Error, Code: res.ErrorCode, Usage: usage}
+	default:
+		term.Result = resultJSON(res.Msg)
+		for _, c := range res.Pending {
+			term.PendingToolCallIDs = append(term.PendingToolCallIDs, c.ID)
+		}
+	}
+	term.Meta.DurationMs = time.Since(st.started).Milliseconds()
+	st.seg.stream.Emit(term)
+	st.seg = nil
+}
+
+// usageSince is now minus base, entry by entry (provider and model);
+// entries with nothing left are dropped.
+func usageSince(now, base []events.TokenUsage) []events.TokenUsage {
+	if len(base) == 0 {
+		return now
+	}
+	var out []events.TokenUsage
+	for _, u := range now {
+		for _, b := range base {
+			if b.Provider == u.Provider && b.Model == u.Model {
+				u.InputTokens -= b.InputTokens
+				u.OutputTokens -= b.OutputTokens
+				u.TotalTokens -= b.TotalTokens
+				u.ReasoningTokens -= b.ReasoningTokens
+				u.CachedInputTokens -= b.CachedInputTokens
+			}
+		}
+		if u.InputTokens > 0 || u.OutputTokens > 0 {
+			out = append(out, u)
+		}
+	}
+	return out
+}

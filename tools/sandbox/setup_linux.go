@@ -1,0 +1,161 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// facts are what the confined side managed to set up, reported back so
+// that the tool can say how its commands are confined.
+type facts struct {
+	ABI     int      `json:"abi"`
+	NoExec  bool     `json:"noexec"`
+	NetNS   bool     `json:"netns"`
+	Hidden  []string `json:"hidden,omitempty"`
+	Exposed []string `json:"exposed,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// prepareNamespaces runs in a process started in new mount and network
+// namespaces: it makes the writable trees non-executable, hides paths
+// inside readable trees, and brings up loopback when asked to. It must run
+// before any command starts.
+func prepareNamespaces(spec *Spec, f *facts) {
+	spec.inNetNS = spec.privateNetwork()
+	f.NetNS = spec.inNetNS
+	if spec.Network == NetworkLoopback {
+		if err := loopbackUp(); err != nil {
+			f.Error = "loopback: " + err.Error()
+		}
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		f.Error = "mount: " + err.Error()
+		return
+	}
+	f.NoExec = true
+	for _, p := range append([]string{spec.Workspace, spec.TmpRoot}, spec.Write...) {
+		if holdsSystem(p) {
+			f.NoExec = false
+			continue
+		}
+		if err := remount(p, unix.MS_NOEXEC|unix.MS_NOSUID|unix.MS_NODEV); err != nil {
+			f.NoExec = false
+		}
+	}
+	readable := append([]string{spec.Workspace, spec.TmpRoot}, append(spec.Write, spec.Read...)...)
+	for _, h := range spec.Hidden {
+		if !insideAny(h, readable) {
+			continue // Landlock alone keeps it unreadable
+		}
+		if err := hide(h, spec.TmpRoot); err != nil {
+			f.Exposed = append(f.Exposed, h)
+			continue
+		}
+		f.Hidden = append(f.Hidden, h)
+	}
+}
+
+// holdsSystem reports whether making p non-executable would stop programs
+// from running: p is, or contains, a system directory.
+func holdsSystem(p string) bool {
+	for _, sys := range []string{"/usr", "/bin", "/lib", "/lib64", "/sbin", "/opt", "/etc"} {
+		if within(p, sys) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether x is dir or inside it.
+func within(dir, x string) bool {
+	dir, x = filepath.Clean(dir), filepath.Clean(x)
+	return x == dir || dir == "/" || strings.HasPrefix(x, dir+"/")
+}
+
+func insideAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if d != "" && within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// remount makes p a mount of its own with the given flags added. The
+// flags it already has are kept: in a user namespace the kernel refuses a
+// remount that would clear them.
+func remount(p string, flags uintptr) error {
+	if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err == nil {
+		for _, f := range []struct{ st, ms uintptr }{
+			{unix.ST_RDONLY, unix.MS_RDONLY}, {unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
+			{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME},
+			{unix.ST_RELATIME, unix.MS_RELATIME},
+		} {
+			if uintptr(st.Flags)&f.st != 0 {
+				flags |= f.ms
+			}
+		}
+	}
+	return unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|flags, "")
+}
+
+// hide covers p with an empty, read-only, inaccessible file system (a
+// directory) or file (a file). A missing directory of the workspace's own
+// state is created first, so that it is covered once tools write it.
+func hide(p, tmpRoot string) error {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		if filepath.Base(p) != "backups" {
+			return nil
+		}
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return err
+		}
+		fi, err = os.Lstat(p)
+	}
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
+	}
+	empty := filepath.Join(tmpRoot, ".hidden-file")
+	if err := os.WriteFile(empty, nil, 0); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if err := unix.Mount(empty, p, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
+}
+
+// loopbackUp brings up the loopback interface of this network namespace.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var req [40]byte // struct ifreq
+	copy(req[:], "lo")
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), unix.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&req[0]))); e != 0 {
+		return fmt.Errorf("SIOCGIFFLAGS: %w", e)
+	}
+	flags := *(*uint16)(unsafe.Pointer(&req[16]))
+	*(*uint16)(unsafe.Pointer(&req[16])) = flags | unix.IFF_UP
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), unix.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&req[0]))); e != 0 {
+		return fmt.Errorf("SIOCSIFFLAGS: %w", e)
+	}
+	return nil
+}
