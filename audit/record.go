@@ -38,22 +38,28 @@ const (
 	// something other than a policy or a limit (invalid arguments, the
 	// repeat guard, an aspect); ErrorKind says which.
 	OutcomeError = "error"
-	// OutcomeDenied: a tool policy refused the call; Decision says which.
+	// OutcomeDenied: a tool policy refused the call (Decision says which),
+	// or a person did not approve it (Approval says how).
 	OutcomeDenied = "denied"
 	// OutcomeLimit: a limit refused the call, or ended the run; Limit says
 	// which.
 	OutcomeLimit = "limit_exceeded"
 )
 
-// Decision is how a call was judged before it ran: by a tool policy now,
-// by a person (approval) later, in the same shape.
+// Decision is how a call was judged before it ran, by a tool policy
+// (Record.Decision) or by a person (Record.Approval), in the same shape.
 type Decision struct {
 	// Effect is "allow" or "deny".
 	Effect string `json:"effect"`
-	// Layer is the policy that decided: "server" or "node <chain>/<node>".
+	// Layer is who decided: "server" or "node <chain>/<node>" for a tool
+	// policy, LayerPerson for an approval.
 	Layer string `json:"layer,omitempty"`
-	// Rule is the kind of rule: deny, subagentDeny, allow, profile,
-	// alsoAllow, or default (no profile nor allow list).
+	// Rule is the kind of rule. A tool policy's: deny, subagentDeny, allow,
+	// profile, alsoAllow, or default (no profile nor allow list). An
+	// approval's: approve, edit (approved with edited arguments), answer (a
+	// form answered), deny (denied, or nobody answered in time),
+	// unanswered (the approval failed) or unavailable (nobody can approve
+	// calls of this run).
 	Rule string `json:"rule,omitempty"`
 	// Match is the entry that decided (a group, a name, a glob, or
 	// profile:<name>).
@@ -61,7 +67,14 @@ type Decision struct {
 	// Inherited is true when the deciding policy belongs to an agent that
 	// called this one.
 	Inherited bool `json:"inherited,omitempty"`
+	// Reason is what the person said (scrubbed), for an approval.
+	Reason string `json:"reason,omitempty"`
+	// Commands are the parsed commands a person judged (bash).
+	Commands []string `json:"commands,omitempty"`
 }
+
+// LayerPerson is the Layer of an approval decision.
+const LayerPerson = "person"
 
 // Record is one line of the audit log.
 type Record struct {
@@ -91,7 +104,9 @@ type Record struct {
 	Args          json.RawMessage `json:"args,omitempty"`
 	ArgsRewritten bool            `json:"argsRewritten,omitempty"`
 
-	Decision  *Decision `json:"decision,omitempty"`
+	Decision *Decision `json:"decision,omitempty"`
+	// Approval is a person's decision, for a call that needed one.
+	Approval  *Decision `json:"approval,omitempty"`
 	Outcome   string    `json:"outcome"`
 	ErrorKind string    `json:"errorKind,omitempty"`
 	// Error is the error text (scrubbed, and cut to MaxErrorLen).

@@ -372,3 +372,45 @@ func TestLoadPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A person's answers land in the audit log with the call: approved with
+// edited arguments (which the record holds), and denied with a reason
+// (scrubbed).
+func TestGovernanceApprovalIsAudited(t *testing.T) {
+	e := newGovEnv(t, echoResults(llmtest.Call("read", `{"path":"missing.txt"}`)), "", map[string]string{
+		"careful": govAgent("careful", "You are careful.", map[string]any{"tools": []any{govRead}, "approval": map[string]any{"tools": []any{"read"}}}),
+	})
+	answer := func(payload map[string]any) runAnswer {
+		t.Helper()
+		ans := e.run("careful", "read it", "", nil)
+		if ans.Outcome != "interrupt" || len(ans.Interrupts) != 1 {
+			t.Fatalf("run %+v", ans)
+		}
+		status, body := e.post("/api/v1/runs/"+ans.RunID+"/resume", map[string]any{"resume": []any{
+			map[string]any{"interruptId": ans.Interrupts[0].ID, "status": "resolved", "payload": payload}}})
+		var out runAnswer
+		if status != http.StatusOK || json.Unmarshal(body, &out) != nil || out.Outcome != OutcomeSuccess {
+			t.Fatalf("resume %d %s", status, body)
+		}
+		return out
+	}
+	if ans := answer(map[string]any{"approved": true, "arguments": map[string]any{"path": "notes.txt"}}); !strings.Contains(ans.Data, "the notes") {
+		t.Fatalf("edited call %+v", ans)
+	}
+	if ans := answer(map[string]any{"approved": false, "reason": "not with " + leakedKey}); !strings.Contains(ans.Data, "approval_denied") {
+		t.Fatalf("denied call %+v", ans)
+	}
+	recs := e.records()
+	if len(recs) != 2 {
+		t.Fatalf("records %+v", recs)
+	}
+	edited, denied := recs[0], recs[1]
+	if edited.Approval == nil || edited.Approval.Rule != "edit" || edited.Approval.Effect != "allow" || edited.Outcome != audit.OutcomeOK ||
+		string(edited.Args) != `{"path":"notes.txt"}` || !edited.ArgsRewritten {
+		t.Fatalf("edited %+v %+v", edited, edited.Approval)
+	}
+	if denied.Approval == nil || denied.Approval.Rule != "deny" || denied.Outcome != audit.OutcomeDenied || denied.ErrorKind != "approval_denied" ||
+		strings.Contains(denied.Approval.Reason, leakedKey) || !strings.Contains(denied.Approval.Reason, "not with") || string(denied.Args) != `{"path":"missing.txt"}` {
+		t.Fatalf("denied %+v %+v", denied, denied.Approval)
+	}
+}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,10 +30,45 @@ func (sc SessionCalls) take(ctx context.Context) error {
 	return nil
 }
 
+// approvalRecorder passes a call's approval to the run's approver, and
+// keeps the person's decision for the call's audit record.
+type approvalRecorder struct {
+	Approver
+	dec *audit.Decision
+}
+
+// recordApproval returns ctx whose approver, if it has one, writes the
+// decision it gets into dec.
+func recordApproval(ctx context.Context, dec *audit.Decision) context.Context {
+	a := ApproverFrom(ctx)
+	if a == nil {
+		return ctx
+	}
+	return WithApprover(ctx, &approvalRecorder{Approver: a, dec: dec})
+}
+
+func (a *approvalRecorder) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+	d, err := a.Approver.Approve(ctx, req)
+	rec := audit.Decision{Effect: string(policy.Deny), Layer: audit.LayerPerson, Rule: "deny", Reason: d.Reason, Commands: req.Commands}
+	switch {
+	case err != nil:
+		rec.Rule, rec.Reason = "unanswered", err.Error()
+	case !d.Approved:
+	case len(req.ResponseSchema) > 0:
+		rec.Effect, rec.Rule = string(policy.Allow), "answer"
+	case len(d.Args) > 0 && !bytes.Equal(d.Args, req.Args):
+		rec.Effect, rec.Rule = string(policy.Allow), "edit"
+	default:
+		rec.Effect, rec.Rule = string(policy.Allow), "approve"
+	}
+	*a.dec = rec
+	return d, err
+}
+
 // auditCall is the audit record of one call: who made it, the policy's
-// decision, the arguments that ran (scrubbed with the run's scrubber), and
-// how it ended.
-func auditCall(r *Run, e *Entry, c Call, args json.RawMessage, dec *policy.Decision, out *Outcome, rewritten bool) audit.Record {
+// decision and a person's (appr, when one was asked), the arguments that
+// ran (scrubbed with the run's scrubber), and how it ended.
+func auditCall(r *Run, e *Entry, c Call, args json.RawMessage, dec *policy.Decision, appr *audit.Decision, out *Outcome, rewritten bool) audit.Record {
 	pt := &r.Point
 	rec := audit.Record{Kind: audit.KindToolCall, RunID: pt.RunID, ParentRunID: r.ParentRunID, ThreadID: pt.ThreadID,
 		SessionKey: r.SessionKey, UserID: pt.UserID, ChainID: pt.ChainID, NodeID: pt.NodeID, ToolCallID: c.ID, Tool: c.Name,
@@ -46,9 +82,19 @@ func auditCall(r *Run, e *Entry, c Call, args json.RawMessage, dec *policy.Decis
 		rec.ToolType, rec.TargetID = e.Type, e.TargetID
 		rec.Decision = &audit.Decision{Effect: string(dec.Effect), Layer: dec.Layer, Rule: dec.Rule, Match: dec.Match, Inherited: dec.Inherited}
 	}
+	if appr.Effect == "" && errors.Is(out.Err, ErrApprovalDenied) {
+		// Denied before anyone was asked: no approver for this run.
+		*appr = audit.Decision{Effect: string(policy.Deny), Layer: audit.LayerPerson, Rule: "unavailable"}
+	}
+	if appr.Effect != "" {
+		if r.Scrubber != nil {
+			appr.Reason = r.Scrubber.Scrub(appr.Reason)
+		}
+		rec.Approval = appr
+	}
 	var ex *limits.Exceeded
 	switch {
-	case e != nil && !dec.Allowed():
+	case e != nil && !dec.Allowed(), errors.Is(out.Err, ErrApprovalDenied):
 		rec.Outcome = audit.OutcomeDenied
 	case errors.As(out.Err, &ex):
 		rec.Outcome, rec.Limit, rec.Max, rec.Used = audit.OutcomeLimit, ex.Limit, ex.Max, ex.Used

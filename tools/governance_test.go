@@ -273,3 +273,53 @@ func TestSystemPromptOfDeniedToolsIsLeftOut(t *testing.T) {
 		t.Fatalf("unrestricted prompt %q", got)
 	}
 }
+
+// answering is an Approver that gives the same answer to every request.
+type answering struct{ d ApprovalDecision }
+
+func (a answering) Approve(context.Context, ApprovalRequest) (ApprovalDecision, error) { return a.d, nil }
+
+func TestAuditRecordsApprovals(t *testing.T) {
+	set := testSet(t, adder())
+	cases := []struct {
+		name     string
+		approver Approver
+		rule     string
+		effect   string
+		outcome  string
+		args     string
+	}{
+		{"approved", answering{ApprovalDecision{Approved: true}}, "approve", "allow", audit.OutcomeOK, `{"a":1,"b":2}`},
+		{"edited", answering{ApprovalDecision{Approved: true, Args: json.RawMessage(`{"a":40,"b":2}`)}}, "edit", "allow", audit.OutcomeOK, `{"a":40,"b":2}`},
+		{"denied with a reason", answering{ApprovalDecision{Reason: "not with key SECRET"}}, "deny", "deny", audit.OutcomeDenied, `{"a":1,"b":2}`},
+		{"nobody to ask", nil, "unavailable", "deny", audit.OutcomeDenied, `{"a":1,"b":2}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			aud := &audit.Recorder{}
+			r := &Run{Sink: events.Discard, Audit: aud, Scrubber: upper{}, Approval: &ApprovalPolicy{Tools: []string{"add"}}}
+			ctx := context.Background()
+			if c.approver != nil {
+				ctx = WithApprover(ctx, c.approver)
+			}
+			set.Invoke(ctx, r, Call{ID: "c", Name: "add", Args: json.RawMessage(`{"a":1,"b":2}`)})
+			a := lastRecord(t, aud)
+			if a.Approval == nil || a.Approval.Layer != audit.LayerPerson || a.Approval.Rule != c.rule || a.Approval.Effect != c.effect ||
+				a.Outcome != c.outcome || string(a.Args) != c.args || strings.Contains(a.Approval.Reason, "SECRET") {
+				t.Fatalf("record %+v, approval %+v", a, a.Approval)
+			}
+			if c.rule == "deny" && a.Approval.Reason != "not with key [REDACTED]" {
+				t.Fatalf("reason %q", a.Approval.Reason)
+			}
+			if a.Decision == nil || a.Decision.Effect != "allow" {
+				t.Fatalf("the policy's decision %+v", a.Decision)
+			}
+		})
+	}
+	// A call that needs no approval has none in its record.
+	aud := &audit.Recorder{}
+	set.Invoke(context.Background(), &Run{Sink: events.Discard, Audit: aud}, Call{ID: "c", Name: "add", Args: json.RawMessage(`{"a":1,"b":2}`)})
+	if a := lastRecord(t, aud); a.Approval != nil {
+		t.Fatalf("approval %+v", a.Approval)
+	}
+}

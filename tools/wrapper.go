@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/tools/limits"
@@ -67,7 +68,10 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		ac = &aspects.ToolCall{ID: c.ID, Name: c.Name, Args: args, ToolType: meta.ToolType, TargetID: meta.TargetID}
 	}
 
-	var dec policy.Decision
+	var (
+		dec  policy.Decision
+		appr audit.Decision
+	)
 	res, err := s.guard(ctx, r, e, c, args, &p, ac, &meta, &dec)
 	// A refused call is announced too: the model made it, and the client
 	// shows it with its refusal. ARGS always carries the model's arguments.
@@ -78,11 +82,21 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		if ac != nil {
 			args = ac.Args
 		}
-		var answered bool
-		before := args
-		if res, args, answered, err = s.approve(ctx, r, e, c, args); err == nil && !answered {
-			meta.ArgsRewritten = meta.ArgsRewritten || !bytes.Equal(before, args)
-			res, err = execute(ctx, r, e, c, args)
+		var (
+			answered bool
+			approved json.RawMessage
+		)
+		actx := ctx
+		if r.Audit != nil {
+			actx = recordApproval(ctx, &appr)
+		}
+		// On a refusal the model's arguments stay what the audit records.
+		if res, approved, answered, err = s.approve(actx, r, e, c, args); err == nil {
+			meta.ArgsRewritten = meta.ArgsRewritten || !bytes.Equal(args, approved)
+			args = approved
+			if !answered {
+				res, err = execute(ctx, r, e, c, args)
+			}
 		}
 	}
 	out := Outcome{Result: res, Err: err, Duration: time.Since(start)}
@@ -115,7 +129,7 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	meta.ErrorKind = out.Kind
 	r.Sink.Emit(events.Event{Type: events.ToolCallResult, MessageID: r.nextID(), ToolCallID: c.ID, Content: out.Content, Meta: meta})
 	if r.Audit != nil {
-		r.Audit.Record(auditCall(r, e, c, args, &dec, &out, meta.ArgsRewritten))
+		r.Audit.Record(auditCall(r, e, c, args, &dec, &appr, &out, meta.ArgsRewritten))
 	}
 	return out
 }
