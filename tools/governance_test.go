@@ -277,7 +277,9 @@ func TestSystemPromptOfDeniedToolsIsLeftOut(t *testing.T) {
 // answering is an Approver that gives the same answer to every request.
 type answering struct{ d ApprovalDecision }
 
-func (a answering) Approve(context.Context, ApprovalRequest) (ApprovalDecision, error) { return a.d, nil }
+func (a answering) Approve(context.Context, ApprovalRequest) (ApprovalDecision, error) {
+	return a.d, nil
+}
 
 func TestAuditRecordsApprovals(t *testing.T) {
 	set := testSet(t, adder())
