@@ -70,7 +70,7 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 
 	var (
 		dec  policy.Decision
-		appr audit.Decision
+		appr *audit.Decision // a person's decision, kept for the audit log
 	)
 	res, err := s.guard(ctx, r, e, c, args, &p, ac, &meta, &dec)
 	// A refused call is announced too: the model made it, and the client
@@ -88,7 +88,8 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		)
 		actx := ctx
 		if r.Audit != nil {
-			actx = recordApproval(ctx, &appr)
+			appr = new(audit.Decision)
+			actx = recordApproval(ctx, appr)
 		}
 		// On a refusal the model's arguments stay what the audit records.
 		if res, approved, answered, err = s.approve(actx, r, e, c, args); err == nil {
@@ -129,7 +130,10 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	meta.ErrorKind = out.Kind
 	r.Sink.Emit(events.Event{Type: events.ToolCallResult, MessageID: r.nextID(), ToolCallID: c.ID, Content: out.Content, Meta: meta})
 	if r.Audit != nil {
-		r.Audit.Record(auditCall(r, e, c, args, &dec, &appr, &out, meta.ArgsRewritten))
+		if appr == nil {
+			appr = new(audit.Decision)
+		}
+		r.Audit.Record(auditCall(r, e, c, args, &dec, appr, &out, meta.ArgsRewritten))
 	}
 	return out
 }
