@@ -56,8 +56,8 @@ func governanceOf(rc types.Config) *Governance {
 	return &Governance{}
 }
 
-// LimitsConfig is the node's limits field.
-type LimitsConfig struct {
+// limitsConfig is the node's limits field.
+type limitsConfig struct {
 	ToolCallsPerHour int    `json:"toolCallsPerHour"`
 	TokensPerRun     int64  `json:"tokensPerRun"`
 	TokensPerSession int64  `json:"tokensPerSession"`
@@ -80,7 +80,7 @@ func (p *parsed) parseGovernance(c *Config) error {
 			return fmt.Errorf("policy: %w", err)
 		}
 	}
-	var lc LimitsConfig
+	var lc limitsConfig
 	if len(c.Limits) > 0 {
 		if err := strictJSON(c.Limits, &lc); err != nil {
 			return fmt.Errorf("limits: %w", err)
