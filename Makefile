@@ -44,7 +44,7 @@ $(PEERS): test/peers/package.json test/peers/package-lock.json
 
 ## bench: the performance benchmarks recorded in README.md (Go benchmarks, then the load driver)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./events/ ./tools/ ./tools/scrub/ ./tools/netguard/ ./tools/bash/ ./agent/
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./events/ ./tools/ ./tools/scrub/ ./tools/netguard/ ./tools/bash/ ./agent/ ./sessions/
 	$(GO) run ./bench/load -runs 1000
 
 ## lint: go vet and gofmt

@@ -122,6 +122,12 @@ type Input struct {
 	Bind tools.BindValues
 	// Scrubber redacts tool results and errors of this run.
 	Scrubber tools.Scrubber
+	// LLM, when set, answers this run instead of Config.LLM (a session's
+	// model).
+	LLM *Client
+	// Memory, when set, supplies the conversation the run continues and
+	// keeps what it adds (see Memory).
+	Memory Memory
 	// Policy are the tool policies of the run: the node's, the server's,
 	// and those inherited from the agents above (nil: none).
 	Policy *policy.Restrictions
@@ -173,18 +179,19 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	if in.RunID == "" {
 		in.RunID = NewID("run-")
 	}
-	session := sessionKeyOf(&in)
+	sessionKey := sessionKeyOf(&in)
 	if in.ThreadID == "" {
 		in.ThreadID = NewID("thread-")
 	}
 	st := events.NewStream(sink, in.ThreadID, in.RunID)
 	p := in.Point
-	p.RunID, p.ThreadID, p.Model = in.RunID, in.ThreadID, a.cfg.LLM.Model()
+	p.RunID, p.ThreadID = in.RunID, in.ThreadID
 	// The caller's tools and context are for this run only: whatever this
 	// run calls (rule chains, sub-agents, MCP) has this run as its caller.
 	// Usage adds up here and in every run above (a sub-agent's calls count
 	// in its parent's usage).
-	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx)), session: session}
+	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx)), sessionKey: sessionKey}
+	p.Model = r.llm().Model()
 	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
 
 	defer func() {
@@ -202,7 +209,17 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	}
 	st.Emit(events.Event{Type: events.RunStarted, ParentRunID: in.ParentRunID})
 
-	res, err := r.admitted(ctx, r.lifecycle)
+	// The limits admit the run before its session's memory is read.
+	res, err := r.admitted(ctx, func(ctx context.Context) (*aspects.RunOutput, error) {
+		if err := r.recall(ctx); err != nil {
+			return nil, err
+		}
+		res, err := r.lifecycle(ctx)
+		if err == nil {
+			err = r.keep(ctx, res)
+		}
+		return res, err
+	})
 	if res != nil {
 		res.Duration = time.Since(start)
 	}

@@ -191,7 +191,9 @@ func TestClientCancel(t *testing.T) {
 	start := time.Now()
 	_, err, _ := h.run(ctx, "hi")
 	var re *RunError
-	if !errors.As(err, &re) || re.Code != CodeCancelled || time.Since(start) > 2*time.Second {
+	// The bound only catches a run that ignores the cancel (the LLM hangs
+	// forever); it is no timing figure.
+	if !errors.As(err, &re) || re.Code != CodeCancelled || time.Since(start) > 30*time.Second {
 		t.Fatalf("err=%v after %v", err, time.Since(start))
 	}
 

@@ -64,7 +64,7 @@ func sessionKeyOf(in *Input) string {
 }
 
 func (r *run) limitKey(limit string) string {
-	return limits.Key(r.point.ChainID, r.point.NodeID, r.session, limit)
+	return limits.Key(r.point.ChainID, r.point.NodeID, r.sessionKey, limit)
 }
 
 // sessionCalls is the run's share of the session's hourly tool calls.
@@ -152,7 +152,7 @@ func limitError(ex *limits.Exceeded) *RunError {
 // run-level limit.
 func (r *run) limitReached(re *RunError, elapsed time.Duration) {
 	rec := audit.Record{Kind: audit.KindLimit, RunID: r.point.RunID, ParentRunID: r.in.ParentRunID, ThreadID: r.point.ThreadID,
-		SessionKey: r.session, UserID: r.point.UserID, ChainID: r.point.ChainID, NodeID: r.point.NodeID,
+		SessionKey: r.sessionKey, UserID: r.point.UserID, ChainID: r.point.ChainID, NodeID: r.point.NodeID,
 		Outcome: audit.OutcomeLimit, Limit: re.Limit, Error: audit.ErrorText(r.scrub(re.Error())), DurationMs: elapsed.Milliseconds()}
 	var ex *limits.Exceeded
 	if errors.As(re, &ex) {

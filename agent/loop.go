@@ -38,9 +38,10 @@ type run struct {
 	// run indistinguishable to clients and to the model.
 	callIDs map[string]int
 
-	// session keys the per-session limits; sessionAdded is what the run
-	// has added to the session's token count so far.
-	session      string
+	// sessionKey keys the per-session limits (not a conversation session:
+	// see sessionKeyOf); sessionAdded is what the run has added to the
+	// session's token count so far.
+	sessionKey   string
 	sessionAdded int64
 	// toolsJSON is the tools array offered last, built from ownJSON (see
 	// offered).
@@ -76,7 +77,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
 		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
 		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval, Policy: r.in.Policy, Audit: cfg.Audit,
-		ParentRunID: r.in.ParentRunID, SessionKey: r.session}
+		ParentRunID: r.in.ParentRunID, SessionKey: r.sessionKey}
 	r.tools.SessionCalls = r.sessionCalls()
 
 	conv := make([]events.Message, 0, len(input.Messages)+8)
@@ -190,7 +191,7 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 		creq.ParallelToolCalls = &p
 	}
 	em := &emitter{r: r, messageID: r.in.RunID + "-msg-" + strconv.Itoa(step), ctx: ctx, toolMeta: r.toolMeta}
-	t, err := cfg.LLM.Complete(ctx, creq, r.in.Stream, em, r.retrying)
+	t, err := r.llm().Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
 		if ctx.Err() == nil {

@@ -44,6 +44,7 @@ type Config struct {
 	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
 	Approval               map[string]any `json:"approval" label:"Approval" desc:"Tool calls that need a person before they run: {tools: [globs], commands: [bash command patterns], timeout: \"10m\"}. The run pauses with an AG-UI interrupt; no answer within the timeout means deny."`
+	Session                map[string]any `json:"session" label:"Session" desc:"Conversation memory between runs: {scope: none|global|user|thread|user_thread, name, memory: full|final|tool_summaries, toolResultLimit, maxHistoryMessages, maxHistoryTokens, compaction: {keepTurns, prompt}, ttl, allowedModels}. See README, Sessions and memory."`
 	Policy                 map[string]any `json:"policy" label:"Tool policy" desc:"Which tools the agent may use: {profile: full|coding|readonly|minimal, allow, deny, alsoAllow, subagentDeny}; entries are tool names, globs (web_*) or groups (group:fs, group:runtime, group:web, group:mcp, group:mcp:<server>, group:agents, group:chains). Deny is final; an empty allow list allows nothing. The server's --policy applies too."`
 	Limits                 map[string]any `json:"limits" label:"Limits and budgets" desc:"{toolCallsPerHour (per session), tokensPerRun, tokensPerSession, sessionIdle (how long a session's token count is kept, default 24h), concurrentRuns}; 0 or absent means no limit. A session is the caller's threadId, else its userId."`
 }
@@ -98,6 +99,7 @@ type parsed struct {
 	aspectList   []aspects.Aspect
 	systemPrompt string
 	approval     *tools.ApprovalPolicy
+	session      *sessionSpec
 	policy       *policy.Policy
 	limits       agent.Limits
 }
@@ -179,6 +181,9 @@ func (c *Config) parse() (*parsed, error) {
 				return nil, fmt.Errorf("approval.tools[%d]: %q is not a valid glob", i, g)
 			}
 		}
+	}
+	if p.session, err = parseSession(c.Session); err != nil {
+		return nil, err
 	}
 	if err := p.parseGovernance(c); err != nil {
 		return nil, err

@@ -56,6 +56,7 @@ type AgentNode struct {
 	nodeName string
 	vars     map[string]string
 	globals  map[string]string
+	session  *agentSession
 	// gov is the host's governance; policies are the server's and the
 	// node's tool policies, the restrictions of a run nobody above limits.
 	gov      *Governance
@@ -147,6 +148,12 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	}
 	if len(p.llmMissing) > 0 {
 		n.noLLM = &agent.NoLLMError{Missing: p.llmMissing}
+	}
+	if err := n.initSession(rc, p.session, p.llm); err != nil {
+		n.tools.Close()
+		return err
+	}
+	if n.noLLM != nil {
 		return nil
 	}
 	client, err := agent.NewClient(p.llm)
@@ -217,7 +224,24 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		Scrubber: n.scrubber.Child(),
 		Policy:   n.restrictions(goctx),
 	}
+	if in.RunID == "" {
+		in.RunID = agent.NewID("run-")
+	}
+	conv, llm, err := n.beginSession(goctx, md, messages, in.RunID)
+	if err != nil {
+		t.failure(msg, err)
+		return
+	}
+	if conv != nil {
+		defer conv.Release()
+		in.Memory, in.LLM = conv, llm
+	}
 	out, err := n.agent.Run(goctx, in, sink)
+	if conv != nil {
+		// Before the terminal Tell: the caller may send the session's next
+		// request as soon as it has the answer.
+		conv.Release()
+	}
 	if err != nil {
 		t.failure(msg, err)
 		return
@@ -236,6 +260,9 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	m.PutValue("steps", strconv.Itoa(out.Steps))
 	m.PutValue("toolCalls", strconv.Itoa(out.ToolCalls))
 	m.PutValue("truncated", strconv.FormatBool(out.Truncated))
+	if conv != nil {
+		m.PutValue("sessionId", conv.ID())
+	}
 	t.success(msg)
 }
 

@@ -64,6 +64,14 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		b = field(b, "toolCallId", e.ToolCallID)
 		b = field(b, "content", e.Content)
 		b = field(b, "role", "tool")
+	case ActivitySnapshot:
+		b = field(b, "messageId", e.MessageID)
+		b = field(b, "activityType", e.ActivityType)
+		b = rawFieldOr(b, "content", e.Activity, "{}")
+	case ActivityDelta:
+		b = field(b, "messageId", e.MessageID)
+		b = field(b, "activityType", e.ActivityType)
+		b = rawFieldOr(b, "patch", e.Patch, "[]")
 	case SubagentStarted:
 		b = field(b, "name", e.Name)
 		b = optField(b, "description", e.Description)
@@ -171,6 +179,14 @@ func rawField(b []byte, key string, v []byte) []byte {
 	b = append(b, key...)
 	b = append(b, '"', ':')
 	return append(b, v...)
+}
+
+// rawFieldOr writes a required JSON field: v, or def when v is empty.
+func rawFieldOr(b []byte, key string, v []byte, def string) []byte {
+	if len(v) == 0 {
+		v = []byte(def)
+	}
+	return rawField(b, key, v)
 }
 
 // appendOutcome writes a RUN_FINISHED outcome: none for a plain success,

@@ -27,6 +27,12 @@ func TestAppendJSONShapes(t *testing.T) {
 		{Event{Type: TextMessageEnd, MessageID: "m", SubagentRunID: "s"}, `{"type":"TEXT_MESSAGE_END","messageId":"m","subagentRunId":"s"}`},
 		{Event{Type: Custom, Name: "n"}, `{"type":"CUSTOM","name":"n","value":{}}`},
 		{Event{Type: StepStarted, StepName: "turn 1", Meta: Meta{Step: 1}}, `{"type":"STEP_STARTED","stepName":"turn 1","metadata":{"step":1}}`},
+		{Event{Type: ActivitySnapshot, MessageID: "a", ActivityType: "mcp_progress", Activity: json.RawMessage(`{"progress":1}`), Meta: Meta{ToolCallID: "c"}},
+			`{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"mcp_progress","content":{"progress":1},"metadata":{"toolCallId":"c"}}`},
+		{Event{Type: ActivitySnapshot, MessageID: "a", ActivityType: "plan"}, `{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"plan","content":{}}`},
+		{Event{Type: ActivityDelta, MessageID: "a", ActivityType: "mcp_progress", Patch: json.RawMessage(`[{"op":"replace","path":"/progress","value":2}]`), SubagentRunID: "s"},
+			`{"type":"ACTIVITY_DELTA","messageId":"a","activityType":"mcp_progress","patch":[{"op":"replace","path":"/progress","value":2}],"subagentRunId":"s"}`},
+		{Event{Type: ActivityDelta, MessageID: "a", ActivityType: "plan"}, `{"type":"ACTIVITY_DELTA","messageId":"a","activityType":"plan","patch":[]}`},
 	}
 	for _, c := range cases {
 		got := string(c.ev.AppendJSON(nil))

@@ -36,6 +36,11 @@ const (
 	ToolCallEnd    Type = "TOOL_CALL_END"
 	ToolCallResult Type = "TOOL_CALL_RESULT"
 
+	// ACTIVITY_* carry structured progress shown beside the transcript,
+	// such as a remote MCP tool's progress.
+	ActivitySnapshot Type = "ACTIVITY_SNAPSHOT"
+	ActivityDelta    Type = "ACTIVITY_DELTA"
+
 	SubagentStarted  Type = "SUBAGENT_STARTED"
 	SubagentFinished Type = "SUBAGENT_FINISHED"
 	SubagentError    Type = "SUBAGENT_ERROR"
@@ -125,6 +130,13 @@ type Event struct {
 	ProtocolVersion string
 	// Usage of RUN_FINISHED and RUN_ERROR.
 	Usage []TokenUsage
+
+	// ACTIVITY_SNAPSHOT and ACTIVITY_DELTA: the activity is MessageID, of
+	// kind ActivityType; a snapshot carries its content (a JSON object) in
+	// Activity, a delta a JSON Patch (RFC 6902) of it in Patch.
+	ActivityType string
+	Activity     json.RawMessage
+	Patch        json.RawMessage
 
 	// Sub-agent attribution and lifecycle.
 	SubagentRunID       string

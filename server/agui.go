@@ -89,6 +89,11 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	}
 	caller := &agent.Caller{Tools: in.Tools, Context: in.Context, State: in.State}
 	md := map[string]string{"source": "agui"}
+	if uid := gjson.GetBytes(in.ForwardedProps, "ruleagent.userId").String(); uid != "" {
+		// AG-UI has no user field: a front end names its user here, for
+		// sessions scoped by user and for tool bindings.
+		md["userId"] = uid
+	}
 	if in.ParentRunID != "" {
 		md["parentRunId"] = in.ParentRunID
 	}

@@ -17,27 +17,53 @@ type MCPOptions struct {
 	// chain whose tool name is taken. slog.Default() when nil.
 	Logger *slog.Logger
 	// TextProgressInterval is the least time between two progress
-	// notifications about streamed text or reasoning (tool calls are
-	// always reported). 250ms when zero.
+	// notifications about streamed text or reasoning (tool calls and
+	// nodes are always reported). 250ms when zero.
 	TextProgressInterval time.Duration
+	// InputTimeout is how long a run that asked a 2026-07-28 client for
+	// input waits for the client to retry with the answer before it is
+	// cancelled. 10 minutes when zero.
+	InputTimeout time.Duration
+	// MaxWaitingInput bounds the runs waiting for their clients' input;
+	// a question beyond it fails the call. 100 when zero.
+	MaxWaitingInput int
 }
 
-// defaultTextProgressInterval keeps a fast stream from flooding a client
-// with notifications while still showing that the answer is being written.
-const defaultTextProgressInterval = 250 * time.Millisecond
+// Defaults of MCPOptions.
+const (
+	// defaultTextProgressInterval keeps a fast stream from flooding a
+	// client with notifications while still showing that the answer is
+	// being written.
+	defaultTextProgressInterval = 250 * time.Millisecond
+	defaultInputTimeout         = 10 * time.Minute
+	defaultMaxWaitingInput      = 100
+)
 
 // NewMCPServer returns an MCP server exposing the store's chains as tools:
-// every enabled agent chain, and every chain marked additionalInfo.mcp,
+// every enabled agent chain, and every chain marked additionalInfo.mcp
+// (except chains whose parameters other chains bind: see boundParams),
 // named by ToolName, plus list_rule_chains, get_rule_chain and
 // save_rule_chain. The chain tools follow the store: deploying, reloading
 // or removing a chain updates them, and clients get tools/list_changed.
 //
 // A chain tool runs the chain with the call's arguments as input and
 // answers with the chain's final message. A chain that fails answers
-// isError with the error, never a protocol error. When the client asks for
-// progress, the run's events become notifications/progress; when it
-// cancels the call, the run is cancelled.
+// isError with the error (its secrets redacted), never a protocol error.
+// When the client asks for progress, the run's events and nodes become
+// notifications/progress; when it cancels the call, the run is cancelled.
+// When a node asks for a person's input (package ask), the client is
+// asked: see chainRun.
+//
+// It serves protocol versions 2026-07-28 (stateless), 2025-11-25 and the
+// earlier ones mcp-go knows, each request in its own era.
 func NewMCPServer(s *Store, o MCPOptions) *mcpserver.MCPServer {
+	srv, _ := newMCPService(s, o)
+	return srv
+}
+
+// newMCPService is NewMCPServer, also returning the chain tools behind the
+// server (the store keeps them, to end the runs waiting for input).
+func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 	if o.Version == "" {
 		o.Version = moduleVersion()
 	}
@@ -47,20 +73,32 @@ func NewMCPServer(s *Store, o MCPOptions) *mcpserver.MCPServer {
 	if o.TextProgressInterval <= 0 {
 		o.TextProgressInterval = defaultTextProgressInterval
 	}
+	if o.InputTimeout <= 0 {
+		o.InputTimeout = defaultInputTimeout
+	}
+	if o.MaxWaitingInput <= 0 {
+		o.MaxWaitingInput = defaultMaxWaitingInput
+	}
 	srv := mcpserver.NewMCPServer("ruleagent", o.Version,
 		mcpserver.WithToolCapabilities(true),
 		mcpserver.WithRecovery(),
 		mcpserver.WithInstructions("Each tool runs a RuleGo rule chain: an AI agent or a business chain. "+
 			"list_rule_chains, get_rule_chain and save_rule_chain read and hot-deploy the chains themselves."))
-	srv.AddTools(catalogTools(s)...)
-	ct := &chainTools{store: s, srv: srv, opts: o, byChain: map[string]exposedChain{}, byName: map[string]string{}}
+	waiting, err := newWaitingRuns(o.InputTimeout, o.MaxWaitingInput)
+	if err != nil {
+		// crypto/rand does not fail on the platforms Go supports.
+		panic(err)
+	}
+	ct := &chainTools{store: s, host: gosdkHost{srv}, opts: o, waiting: waiting,
+		byChain: map[string]exposedChain{}, byName: map[string]string{}, withheld: map[string]bool{}}
+	ct.publishCatalog()
 	// Watch first, then expose what is already deployed: a chain deployed
 	// in between is updated twice, never missed.
 	s.OnChange(ct.update)
 	for _, info := range s.List() {
 		ct.update(info.ID)
 	}
-	return srv
+	return srv, ct
 }
 
 // MCP returns the store's MCP server, the one registered as components.SelfMCPUDF.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,98 +8,157 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rulego/rulego/api/types"
 
-	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
 // errNoMessage refuses an agent call without a question.
 var errNoMessage = errors.New(`the agent needs "message": what to ask it (or "messages": an OpenAI conversation)`)
 
-// call returns the handler of chain id's tool. A chain failure is a tool
-// result with isError, so the client (often a model) can read it; only a
-// malformed request is a protocol error, and mcp-go reports those itself.
-func (c *chainTools) call(id string) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c.mu.Lock()
-		exposed, ok := c.byChain[id]
-		c.mu.Unlock()
-		if !ok {
-			return mcp.NewToolResultError(fmt.Sprintf("chain %q is no longer deployed", id)), nil
-		}
-		input, err := chainInput(exposed.info, req)
-		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
-		// Always a Sink of our own: in self mode ctx carries the calling
-		// agent's Sink, and this run must not write into that stream.
-		var sink events.Sink = events.Discard
-		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-			progress := newProgressSink(ctx, c.srv, req.Params.Meta.ProgressToken, c.opts.TextProgressInterval)
-			defer progress.stop()
-			sink = progress
-		}
-		res, err := c.store.RunChain(ctx, id, input, nil, sink)
-		if err != nil {
-			return failedResult(res, err), nil
-		}
-		return answerResult(res), nil
+// call runs chain id's tool. A chain failure is a result with isError, so
+// the client (often a model) can read it. A question the chain asks (see
+// package ask) reaches the client as its protocol era allows: see
+// chainRun. Only a requestState or answers that cannot be used, and a
+// question to a client that cannot show it, are protocol errors.
+func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOutcome {
+	c.mu.Lock()
+	exposed, ok := c.byChain[id]
+	c.mu.Unlock()
+	if !ok {
+		return errorOutcome(fmt.Sprintf("chain %q is no longer deployed", id))
 	}
+	var run *chainRun
+	if call.State != "" {
+		if !call.Modern {
+			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: "requestState is only used from protocol version 2026-07-28 on"}}
+		}
+		r, err := c.waiting.resume(call.State, id)
+		if err != nil {
+			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
+		}
+		if err := r.answer(call.Responses); err != nil {
+			// The run stays as it was: the same state may be retried.
+			c.waiting.release(r)
+			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
+		}
+		run = r
+	} else {
+		if err := checkResponses(call.Responses); err != nil {
+			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
+		}
+		input, err := chainInput(exposed.info, call.Args)
+		if err != nil {
+			return errorOutcome(err.Error())
+		}
+		if run, err = c.startRun(ctx, id, input, call); err != nil {
+			return errorOutcome(err.Error())
+		}
+	}
+	return c.await(ctx, run, call)
+}
+
+// await waits on a run for the request ctx: until it ends, until it asks a
+// 2026-07-28 client for input (the run then waits for the retry), or until
+// the request is cancelled (and with it the run).
+func (c *chainTools) await(ctx context.Context, run *chainRun, call toolCall) toolOutcome {
+	run.progress.attach(call.Peer, call.Progress)
+	defer run.progress.detach()
+	stop := context.AfterFunc(ctx, func() { run.cancel(context.Cause(ctx)) })
+	defer stop()
+	for {
+		if qs := run.questions(); len(qs) > 0 {
+			return c.askClient(run, call, qs)
+		}
+		select {
+		case <-run.done:
+			return c.outcome(run)
+		case <-run.wake:
+		case <-ctx.Done():
+			<-run.done
+			return c.outcome(run)
+		}
+	}
+}
+
+// askClient answers a 2026-07-28 client with the run's open questions, or
+// with the error of a client that cannot be asked.
+func (c *chainTools) askClient(run *chainRun, call toolCall, qs []ask.Question) toolOutcome {
+	if !call.CanElicit {
+		perr := missingElicitation(qs)
+		run.cancel(perr)
+		return toolOutcome{Err: perr}
+	}
+	state, err := c.waiting.hold(run)
+	if err != nil {
+		run.cancel(err)
+		<-run.done
+		return c.outcome(run)
+	}
+	return toolOutcome{Questions: qs, State: state}
+}
+
+// outcome is the result of a run that ended: its answer, or its failure
+// (scrubbed of the chain's secrets).
+func (c *chainTools) outcome(run *chainRun) toolOutcome {
+	if run.err != nil {
+		msg := c.secrets(run.chain).Scrub(run.err.Error())
+		out := errorOutcome(msg)
+		if code := metadataOf(run.res.Msg)["errorCode"]; code != "" {
+			out.Meta = map[string]any{"errorCode": code}
+		}
+		return out
+	}
+	return answerOutcome(run.res)
+}
+
+// checkResponses refuses answers that are not answers: every value of
+// inputResponses must be an object (an elicitation result).
+func checkResponses(responses map[string]json.RawMessage) error {
+	for k, raw := range responses {
+		if t := strings.TrimSpace(string(raw)); !strings.HasPrefix(t, "{") {
+			return fmt.Errorf("inputResponses[%q] is not a result object", k)
+		}
+	}
+	return nil
 }
 
 // chainInput turns a call's arguments into the chain's input message data.
 // An agent with the default schema takes "message" (or OpenAI "messages");
 // any other chain gets the arguments object as they came, so that large
 // integers keep their digits.
-func chainInput(info ChainInfo, req mcp.CallToolRequest) (string, error) {
-	if info.IsAgent && len(info.InputSchema) == 0 {
-		var in struct {
-			Message  string          `json:"message"`
-			Messages json.RawMessage `json:"messages"`
-		}
-		if err := req.BindArguments(&in); err != nil {
-			return "", fmt.Errorf("the arguments are not an object: %w", err)
-		}
-		if len(in.Messages) > 0 && string(in.Messages) != "null" {
-			return `{"messages":` + string(in.Messages) + `}`, nil
-		}
-		if strings.TrimSpace(in.Message) == "" {
-			return "", errNoMessage
-		}
-		b, err := json.Marshal(map[string]string{"message": in.Message})
-		return string(b), err
-	}
-	raw, err := rawArguments(req)
-	if err != nil {
-		return "", err
+func chainInput(info ChainInfo, args json.RawMessage) (string, error) {
+	raw := []byte(strings.TrimSpace(string(args)))
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
 	}
 	if raw[0] != '{' {
 		return "", fmt.Errorf("the arguments must be a JSON object, not %s", raw)
 	}
-	return string(raw), nil
+	if !info.IsAgent || len(info.InputSchema) > 0 {
+		return string(raw), nil
+	}
+	var in struct {
+		Message  string          `json:"message"`
+		Messages json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return "", fmt.Errorf("the arguments are not an object: %w", err)
+	}
+	if len(in.Messages) > 0 && string(in.Messages) != "null" {
+		return `{"messages":` + string(in.Messages) + `}`, nil
+	}
+	if strings.TrimSpace(in.Message) == "" {
+		return "", errNoMessage
+	}
+	b, err := json.Marshal(map[string]string{"message": in.Message})
+	return string(b), err
 }
 
-// rawArguments is a call's arguments as JSON, "{}" when there are none.
-func rawArguments(req mcp.CallToolRequest) ([]byte, error) {
-	raw := bytes.TrimSpace(req.Params.RawArguments)
-	if len(raw) == 0 && req.Params.Arguments != nil {
-		var err error
-		if raw, err = json.Marshal(req.Params.Arguments); err != nil {
-			return nil, fmt.Errorf("the arguments are not JSON: %w", err)
-		}
-	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return []byte("{}"), nil
-	}
-	return raw, nil
-}
-
-// answerResult is a chain's answer: its final message data as text, and in
+// answerOutcome is a chain's answer: its final message data as text, and in
 // _meta the run's id, model and token usage when the chain reports them.
-func answerResult(res Result) *mcp.CallToolResult {
-	out := mcp.NewToolResultText(res.Msg.GetData())
+func answerOutcome(res Result) toolOutcome {
+	out := textOutcome(res.Msg.GetData())
 	md := metadataOf(res.Msg)
 	meta := map[string]any{}
 	for _, k := range []string{"runId", "threadId", "model"} {
@@ -118,17 +176,7 @@ func answerResult(res Result) *mcp.CallToolResult {
 		meta["usage"] = usage
 	}
 	if len(meta) > 0 {
-		out.Meta = &mcp.Meta{AdditionalFields: meta}
-	}
-	return out
-}
-
-// failedResult is a chain's failure: isError, the error as text, and in
-// _meta the error code the agent gave it (cancelled, timeout, no_llm, ...).
-func failedResult(res Result, err error) *mcp.CallToolResult {
-	out := mcp.NewToolResultError(err.Error())
-	if code := metadataOf(res.Msg)["errorCode"]; code != "" {
-		out.Meta = &mcp.Meta{AdditionalFields: map[string]any{"errorCode": code}}
+		out.Meta = meta
 	}
 	return out
 }

@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // catalogEntry is one chain in list_rule_chains: its catalog entry and, when
@@ -19,74 +15,64 @@ type catalogEntry struct {
 	Tool string `json:"tool,omitempty"`
 }
 
-// catalogTools are the built-in tools that read and deploy chains.
-func catalogTools(s *Store) []mcpserver.ServerTool {
-	list := mcp.NewTool(toolListChains,
-		mcp.WithDescription("Lists the deployed rule chains: id, name, description, whether each is an agent, and the MCP tool that runs it."),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false))
-	get := mcp.NewTool(toolGetChain,
-		mcp.WithDescription("Returns a deployed rule chain's definition (its DSL JSON)."),
-		mcp.WithString("id", mcp.Required(), mcp.Description("The chain id, as list_rule_chains gives it.")),
-		mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false))
-	save := mcp.NewToolWithRawSchema(toolSaveChain,
-		"Validates a rule chain and hot-deploys it, replacing the chain with the same id; then saves it to the chains folder. "+
+// publishCatalog publishes the built-in tools that read and deploy chains.
+func (c *chainTools) publishCatalog() {
+	yes, no := true, false
+	c.host.setTool(toolDef{Name: toolListChains, ReadOnly: &yes, Destructive: &no, OpenWorld: &no,
+		Description: "Lists the deployed rule chains: id, name, description, whether each is an agent, and the MCP tool that runs it.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		func(context.Context, toolCall) toolOutcome { return c.listChains() })
+	c.host.setTool(toolDef{Name: toolGetChain, ReadOnly: &yes, Destructive: &no, OpenWorld: &no,
+		Description: "Returns a deployed rule chain's definition (its DSL JSON).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The chain id, as list_rule_chains gives it."}},"required":["id"]}`)},
+		func(_ context.Context, call toolCall) toolOutcome { return c.getChain(call.Args) })
+	c.host.setTool(toolDef{Name: toolSaveChain, Destructive: &yes, OpenWorld: &no,
+		Description: "Validates a rule chain and hot-deploys it, replacing the chain with the same id; then saves it to the chains folder. " +
 			"An invalid chain is refused with every error found, and the chain already deployed keeps running.",
-		json.RawMessage(`{"type":"object","properties":{`+
-			`"id":{"type":"string","description":"The chain id; may be left out when the DSL has ruleChain.id."},`+
-			`"dsl":{"type":["object","string"],"description":"The chain DSL: {\"ruleChain\":{...},\"metadata\":{\"nodes\":[...],\"connections\":[...]}}, as an object or a JSON string."}},`+
-			`"required":["dsl"]}`))
-	save.Annotations.DestructiveHint = mcp.ToBoolPtr(true)
-	save.Annotations.OpenWorldHint = mcp.ToBoolPtr(false)
-	return []mcpserver.ServerTool{
-		{Tool: list, Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return listChains(s), nil
-		}},
-		{Tool: get, Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return getChain(s, req), nil
-		}},
-		{Tool: save, Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return saveChain(s, req), nil
-		}},
-	}
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"id":{"type":"string","description":"The chain id; may be left out when the DSL has ruleChain.id."},` +
+			`"dsl":{"type":["object","string"],"description":"The chain DSL: {\"ruleChain\":{...},\"metadata\":{\"nodes\":[...],\"connections\":[...]}}, as an object or a JSON string."}},` +
+			`"required":["dsl"]}`)},
+		func(_ context.Context, call toolCall) toolOutcome { return c.saveChain(call.Args) })
 }
 
-func listChains(s *Store) *mcp.CallToolResult {
+func (c *chainTools) listChains() toolOutcome {
 	chains := []catalogEntry{}
-	for _, info := range s.List() {
+	for _, info := range c.store.List() {
 		e := catalogEntry{ChainInfo: info}
-		if exposes(info) {
-			e.Tool = ToolName(info.ID)
-		}
+		e.Tool, _ = c.toolOf(info.ID)
 		chains = append(chains, e)
 	}
-	return structured(map[string]any{"chains": chains})
+	return structuredOutcome(map[string]any{"chains": chains})
 }
 
-func getChain(s *Store, req mcp.CallToolRequest) *mcp.CallToolResult {
-	id, err := req.RequireString("id")
-	if err != nil {
-		return mcp.NewToolResultError(err.Error())
+func (c *chainTools) getChain(args json.RawMessage) toolOutcome {
+	var in struct {
+		ID string `json:"id"`
 	}
-	dsl, ok := s.DSL(id)
+	if err := json.Unmarshal(args, &in); err != nil || in.ID == "" {
+		return errorOutcome(`"id" is required: the chain id, as list_rule_chains gives it`)
+	}
+	dsl, ok := c.store.DSL(in.ID)
 	if !ok {
-		return mcp.NewToolResultError(fmt.Sprintf("no chain %q is deployed; list_rule_chains lists them", id))
+		return errorOutcome(fmt.Sprintf("no chain %q is deployed; list_rule_chains lists them", in.ID))
 	}
-	return mcp.NewToolResultText(string(dsl))
+	return textOutcome(string(dsl))
 }
 
-func saveChain(s *Store, req mcp.CallToolRequest) *mcp.CallToolResult {
+func (c *chainTools) saveChain(args json.RawMessage) toolOutcome {
 	var in struct {
 		ID  string          `json:"id"`
 		DSL json.RawMessage `json:"dsl"`
 	}
-	if err := req.BindArguments(&in); err != nil {
-		return mcp.NewToolResultError("the arguments are not {id, dsl}: " + err.Error())
+	if err := json.Unmarshal(args, &in); err != nil {
+		return errorOutcome("the arguments are not {id, dsl}: " + err.Error())
 	}
 	dsl := bytes.TrimSpace(in.DSL)
 	if len(dsl) > 0 && dsl[0] == '"' {
 		var text string
 		if err := json.Unmarshal(dsl, &text); err != nil {
-			return mcp.NewToolResultError("dsl: " + err.Error())
+			return errorOutcome("dsl: " + err.Error())
 		}
 		dsl = []byte(text)
 	} else if len(dsl) > 0 && !bytes.Contains(dsl, []byte("\n")) {
@@ -98,38 +84,26 @@ func saveChain(s *Store, req mcp.CallToolRequest) *mcp.CallToolResult {
 		}
 	}
 	if len(dsl) == 0 || string(dsl) == "null" {
-		return mcp.NewToolResultError(`"dsl" is required: the chain's JSON`)
+		return errorOutcome(`"dsl" is required: the chain's JSON`)
 	}
-	info, err := s.Save(in.ID, dsl)
+	info, err := c.store.Save(in.ID, dsl)
 	var invalid *InvalidChainError
 	switch {
 	case errors.As(err, &invalid):
-		out := structured(map[string]any{"id": invalid.ID, "errors": invalid.Problems})
+		out := structuredOutcome(map[string]any{"id": invalid.ID, "errors": invalid.Problems})
 		out.IsError = true
-		out.Content = []mcp.Content{mcp.NewTextContent(invalid.Error() + "\nThe chain was not deployed; what ran before still runs.")}
+		out.Text = invalid.Error() + "\nThe chain was not deployed; what ran before still runs."
 		return out
 	case err != nil:
-		return mcp.NewToolResultError(err.Error())
+		return errorOutcome(err.Error())
 	}
 	e := catalogEntry{ChainInfo: info}
-	if exposes(info) {
-		e.Tool = ToolName(info.ID)
-	}
-	out := structured(e)
+	e.Tool, _ = c.toolOf(info.ID)
+	out := structuredOutcome(e)
 	where := "deployed"
-	if f, ok := s.File(info.ID); ok {
+	if f, ok := c.store.File(info.ID); ok {
 		where = "deployed and saved to " + f
 	}
-	out.Content = append([]mcp.Content{mcp.NewTextContent(fmt.Sprintf("Chain %q %s.", info.ID, where))}, out.Content...)
+	out.Text = fmt.Sprintf("Chain %q %s.", info.ID, where) + "\n" + out.Text
 	return out
-}
-
-// structured is a result carrying v both as structured content and as its
-// JSON text, for clients that read only text.
-func structured(v any) *mcp.CallToolResult {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return mcp.NewToolResultError(err.Error())
-	}
-	return mcp.NewToolResultStructured(v, strings.TrimSpace(string(b)))
 }

@@ -2,11 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,7 +34,24 @@ func mcpModel(t *testing.T) *llmtest.Server {
 			llmtest.Response{Text: readerAnswer, ChunkSize: 5, ChunkDelay: 15 * time.Millisecond},
 		)},
 		llmtest.Rule{Match: llmtest.SystemContains("You are weather."), Script: llmtest.Always(llmtest.Reply("sunny"))},
+		llmtest.Rule{Match: llmtest.SystemContains("You are trigger."), Script: triggerScript()},
 	))
+}
+
+// triggerScript deploys, through save_rule_chain, a chain whose
+// description changes on every call, so that each call changes the tool
+// list; then it says so.
+func triggerScript() llmtest.Script {
+	var n atomic.Int64
+	return llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+		if len(r.ToolResults()) > 0 {
+			return llmtest.Reply("The tool list changed.")
+		}
+		dsl := jsDSL("conformance_toggle", "Toggle", map[string]any{"mcp": true, "description": fmt.Sprintf("Deployed by call %d.", n.Add(1))},
+			"return {msg: 'toggled', metadata: metadata, msgType: msgType};")
+		args, _ := json.Marshal(map[string]string{"dsl": dsl})
+		return llmtest.Calls(llmtest.Call("self__save_rule_chain", string(args)))
+	})
 }
 
 // agentDSL is a one-node agent chain.
@@ -108,9 +127,18 @@ type mcpEnv struct {
 }
 
 // newMCPEnv opens the test chains against the scripted models.
-func newMCPEnv(t *testing.T) *mcpEnv {
+func newMCPEnv(t *testing.T) *mcpEnv { return newMCPEnvWith(t, nil) }
+
+// newMCPEnvWith opens the test chains and extra chain files (file name ->
+// DSL) against the scripted models.
+func newMCPEnvWith(t *testing.T, extra map[string][]byte) *mcpEnv {
 	t.Helper()
 	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
+	for name, dsl := range extra {
+		if err := os.WriteFile(filepath.Join(e.dir, name), dsl, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var errs []error
 	e.store, errs = OpenStore(e.dir, NewConfig(e.globals(t)))
 	t.Cleanup(e.store.Close)
@@ -118,6 +146,20 @@ func newMCPEnv(t *testing.T) *mcpEnv {
 		t.Fatalf("loading the test chains: %v", errs)
 	}
 	return e
+}
+
+// fixtureFiles reads chain files (file name -> DSL).
+func fixtureFiles(t *testing.T, paths ...string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = b
+	}
+	return out
 }
 
 // globals are the test chains' ${global.x} values.

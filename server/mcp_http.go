@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"sync"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -17,9 +20,11 @@ const mcpSessionIdleTTL = time.Hour
 const mcpShutdownTimeout = 5 * time.Second
 
 // MCPHTTP is the store's MCP server over streamable HTTP, to mount at /mcp.
-// mcp-go's DNS-rebinding protection stays on: on a loopback listener, a
-// request whose Host is not a loopback name gets 403. The transport is made
-// once per store, and Close ends its sessions.
+// It serves 2026-07-28 clients (stateless POSTs, subscriptions/listen) and
+// 2025-11-25 ones (sessions) side by side. mcp-go's DNS-rebinding
+// protection stays on: on a loopback listener, a request whose Host is not
+// a loopback name gets 403. The transport is made once per store, and
+// Close ends its sessions.
 //
 // The standalone GET event stream is refused (405, which the protocol
 // allows). mcp-go v1.2.1 feeds it and every POST's response stream from one
@@ -29,13 +34,18 @@ const mcpShutdownTimeout = 5 * time.Second
 // own response stream, in order. tools/list_changed still reaches every
 // client: the one that saved a chain on that call's stream, the others on
 // the stream of their next request.
-func (s *Store) MCPHTTP() *mcpserver.StreamableHTTPServer {
+func (s *Store) MCPHTTP() http.Handler {
+	return mcpEndpoint{s.mcpTransport()}
+}
+
+func (s *Store) mcpTransport() *mcpserver.StreamableHTTPServer {
 	s.mcpHTTPMu.Lock()
 	defer s.mcpHTTPMu.Unlock()
 	if s.mcpHTTP == nil {
 		s.mcpHTTP = mcpserver.NewStreamableHTTPServer(s.mcp,
 			mcpserver.WithEndpointPath("/mcp"),
 			mcpserver.WithDisableStreaming(true),
+			mcpserver.WithSessionIdManager(newMCPSessionIDs(mcpSessionIdleTTL)),
 			mcpserver.WithSessionIdleTTL(mcpSessionIdleTTL),
 			// mcp-go logs every refused GET at Info; only problems matter.
 			mcpserver.WithStreamableHTTPLogger(slog.New(atLeast{slog.Default().Handler(), slog.LevelWarn})))
@@ -54,8 +64,13 @@ func (s *Store) CloseMCPSessions() {
 	}
 }
 
-// closeMCPHTTP stops the transport, its session sweeper included.
+// closeMCPHTTP stops the transport, its session sweeper included, and
+// cancels the runs waiting for a client's input (they would otherwise hold
+// the engines' shutdown).
 func (s *Store) closeMCPHTTP() {
+	if s.mcpTools != nil {
+		s.mcpTools.waiting.close()
+	}
 	if h := s.startedMCPHTTP(); h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), mcpShutdownTimeout)
 		defer cancel()
@@ -69,6 +84,81 @@ func (s *Store) startedMCPHTTP() *mcpserver.StreamableHTTPServer {
 	s.mcpHTTPMu.Lock()
 	defer s.mcpHTTPMu.Unlock()
 	return s.mcpHTTP
+}
+
+// mcpSessionIDs issues the session ids of 2025-11-25 (and older) clients
+// and remembers them, so that a request naming a session that was ended
+// (DELETE) or forgotten (idle for the TTL, or a restart of the server) is
+// answered 404, and the client starts a new session, as the transport
+// requires. It forgets ids after the TTL, so it does not grow without
+// bound.
+type mcpSessionIDs struct {
+	ttl time.Duration
+
+	mu        sync.Mutex
+	live      map[string]time.Time // id -> last used
+	ended     map[string]time.Time // id -> when it was ended
+	lastSweep time.Time
+}
+
+func newMCPSessionIDs(ttl time.Duration) *mcpSessionIDs {
+	return &mcpSessionIDs{ttl: ttl, live: map[string]time.Time{}, ended: map[string]time.Time{}, lastSweep: time.Now()}
+}
+
+// Generate implements mcpserver.SessionIdManager.
+func (m *mcpSessionIDs) Generate() string {
+	id, err := randomID()
+	if err != nil {
+		panic(err) // crypto/rand does not fail on the platforms Go supports
+	}
+	id = "mcp-session-" + id
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep()
+	m.live[id] = time.Now()
+	return id
+}
+
+// Validate implements mcpserver.SessionIdManager.
+func (m *mcpSessionIDs) Validate(id string) (terminated bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.ended[id]; ok {
+		return true, nil
+	}
+	if _, ok := m.live[id]; !ok {
+		return false, fmt.Errorf("unknown MCP session %q", id)
+	}
+	m.live[id] = time.Now()
+	return false, nil
+}
+
+// Terminate implements mcpserver.SessionIdManager.
+func (m *mcpSessionIDs) Terminate(id string) (notAllowed bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.live[id]; ok {
+		delete(m.live, id)
+		m.ended[id] = time.Now()
+	}
+	return false, nil
+}
+
+// sweep forgets the ids unused for the TTL, at most once per TTL/2. The
+// caller holds m.mu.
+func (m *mcpSessionIDs) sweep() {
+	now := time.Now()
+	if now.Sub(m.lastSweep) < m.ttl/2 {
+		return
+	}
+	m.lastSweep = now
+	for _, set := range []map[string]time.Time{m.live, m.ended} {
+		for id, t := range set {
+			if now.Sub(t) > m.ttl {
+				delete(set, id)
+			}
+		}
+	}
 }
 
 // atLeast is a slog.Handler passing on records of level min and above.

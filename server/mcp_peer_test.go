@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ruleagent/ruleagent/internal/peers"
 )
 
 // repoRoot is the repository root, relative to this package.
@@ -256,7 +258,8 @@ func TestMCPOverHTTPWithSDK(t *testing.T) {
 }
 
 // TestMCPOverStdioWithSDK: the same client over stdio, against the
-// ruleagent binary's "mcp --stdio".
+// ruleagent binary's "mcp --stdio"; then the client of the 2026-07-28 line
+// (@modelcontextprotocol/client 2.x), stateless over the same stdio.
 func TestMCPOverStdioWithSDK(t *testing.T) {
 	needPeers(t)
 	bin := filepath.Join(t.TempDir(), "ruleagent")
@@ -265,13 +268,22 @@ func TestMCPOverStdioWithSDK(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
-	args := []string{"stdio", bin, "mcp", "--stdio", "--chains", e.dir}
-	for k, v := range e.globals(t) {
-		args = append(args, "--global", k+"="+v)
+	stdio := func(e *mcpEnv) []string {
+		args := []string{"stdio", bin, "mcp", "--stdio", "--chains", e.dir}
+		for k, v := range e.globals(t) {
+			args = append(args, "--global", k+"="+v)
+		}
+		return args
 	}
-	r := runSDKClient(t, e.hang, nil, args...)
-	checkSDKReport(t, r, e.hang)
+	t.Run("sdk 1.x", func(t *testing.T) {
+		e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
+		checkSDKReport(t, runSDKClient(t, e.hang, nil, stdio(e)...), e.hang)
+	})
+	t.Run("client 2.x", func(t *testing.T) {
+		peers.Need(t, filepath.Join(repoRoot, "test/peers/node_modules/@modelcontextprotocol/client/package.json"))
+		e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
+		checkSDK2Report(t, runSDK2Client(t, stdio(e)...), false)
+	})
 }
 
 // TestMCPHTTPGuards: /mcp needs the bearer token when one is set, and

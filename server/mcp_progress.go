@@ -1,33 +1,32 @@
 package server
 
 import (
-	"context"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/ruleagent/ruleagent/events"
 )
 
 // progressSink turns a chain run's events into notifications/progress for
-// the client that asked for them with a progressToken. Each notification
-// counts up by one (the total is unknown) and says in words what the agent
-// is doing: "started", "calling read", "read returned", "writing the
-// answer".
-// Tool calls are always reported; streamed text and reasoning at most once
-// per interval, so a fast stream does not flood the client.
+// the request waiting on the run, when it asked for them with a
+// progressToken. Each notification counts up by one (the total is unknown)
+// and says in words what the chain is doing: "started", "calling read",
+// "read returned", "Check the order id done", "writing the answer".
+// Tool calls and the chain's nodes are always reported; streamed text and
+// reasoning at most once per interval, so a fast stream does not flood the
+// client.
+//
+// A run that waits for a 2026-07-28 client's input outlives its request:
+// the sink is attached to each request that waits on the run in turn, and
+// sends nothing in between.
 type progressSink struct {
-	ctx      context.Context
-	srv      *mcpserver.MCPServer
-	token    mcp.ProgressToken
 	interval time.Duration
 	now      func() time.Time
 
 	mu       sync.Mutex
-	stopped  bool
+	peer     mcpPeer
+	token    any // nil: no request, or one that asked for no progress
 	progress int
 	// lastText is when streamed text or reasoning was last reported, and
 	// lastKind which of the two, so a switch is reported at once.
@@ -37,36 +36,39 @@ type progressSink struct {
 	agents   map[string]string // sub-agent run id -> its name
 }
 
-func newProgressSink(ctx context.Context, srv *mcpserver.MCPServer, token mcp.ProgressToken, interval time.Duration) *progressSink {
-	return &progressSink{ctx: ctx, srv: srv, token: token, interval: interval, now: time.Now,
-		tools: map[string]string{}, agents: map[string]string{}}
+func newProgressSink(interval time.Duration) *progressSink {
+	return &progressSink{interval: interval, now: time.Now, tools: map[string]string{}, agents: map[string]string{}}
 }
 
-// Emit implements events.Sink. Sending never blocks: mcp-go queues the
+// Emit implements events.Sink. Sending never blocks: the peer queues the
 // notification, or drops it when the client's queue is full, which only
 // costs the client one progress step.
 func (p *progressSink) Emit(e events.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
+	// Described even when no one listens, so that tool names and turns
+	// are known when a request attaches.
 	msg, ok := p.describe(e)
-	if !ok {
+	if !ok || p.token == nil {
 		return
 	}
 	p.progress++
-	_ = p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), map[string]any{
-		"progressToken": p.token,
-		"progress":      p.progress,
-		"message":       msg,
-	})
+	p.peer.progress(p.token, p.progress, msg)
 }
 
-// stop ends the notifications: none may follow the call's result.
-func (p *progressSink) stop() {
+// attach sends the notifications to a request's client, under its token
+// (nil: the request asked for none).
+func (p *progressSink) attach(peer mcpPeer, token any) {
 	p.mu.Lock()
-	p.stopped = true
+	p.peer, p.token = peer, token
+	p.mu.Unlock()
+}
+
+// detach ends the notifications of the attached request: none may follow
+// its result.
+func (p *progressSink) detach() {
+	p.mu.Lock()
+	p.peer, p.token = nil, nil
 	p.mu.Unlock()
 }
 
@@ -101,6 +103,16 @@ func (p *progressSink) describe(e events.Event) (string, bool) {
 			return "", false
 		}
 		msg = "thinking"
+	case events.StepFinished:
+		// The run's own nodes (those of a rulechain tool it calls carry
+		// their tool call, reported as the call).
+		if e.Meta.NodeID == "" || e.Meta.ToolCallID != "" || e.SubagentRunID != "" {
+			return "", false
+		}
+		if e.Meta.IsError {
+			return e.StepName + " failed", true
+		}
+		return e.StepName + " done", true
 	case events.StepStarted:
 		// Only the agent's own LLM turns; rule-chain node steps name a node.
 		if e.Meta.Step < 2 || e.Meta.NodeID != "" {

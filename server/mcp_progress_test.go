@@ -2,18 +2,21 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
 // TestProgressMessages: which events become progress, in which words, and
 // how streamed text is thinned out.
 func TestProgressMessages(t *testing.T) {
 	clock := time.Unix(0, 0)
-	p := newProgressSink(context.Background(), nil, "t", 250*time.Millisecond)
+	p := newProgressSink(250 * time.Millisecond)
 	p.now = func() time.Time { return clock }
 	at := func(ms int) { clock = time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
 	steps := []struct {
@@ -31,6 +34,9 @@ func TestProgressMessages(t *testing.T) {
 		{6, events.Event{Type: events.ToolCallResult, ToolCallID: "c1"}},
 		{7, events.Event{Type: events.ToolCallResult, ToolCallID: "unknown"}},
 		{8, events.Event{Type: events.StepStarted, Meta: events.Meta{Step: 1, NodeID: "n1"}}},
+		{8, events.Event{Type: events.StepFinished, StepName: "Check the order", Meta: events.Meta{NodeID: "n1"}}},
+		{8, events.Event{Type: events.StepFinished, StepName: "Lookup", Meta: events.Meta{NodeID: "n2", IsError: true}}},
+		{8, events.Event{Type: events.StepFinished, StepName: "Nested", Meta: events.Meta{NodeID: "n3", ToolCallID: "c1"}}},
 		{9, events.Event{Type: events.StepStarted, Meta: events.Meta{Step: 2}}},
 		{10, events.Event{Type: events.SubagentStarted, SubagentRunID: "s1", Name: "critic"}},
 		{11, events.Event{Type: events.ToolCallStart, SubagentRunID: "s1", ToolCallID: "s1:c1", ToolCallName: "grep"}},
@@ -53,7 +59,7 @@ func TestProgressMessages(t *testing.T) {
 	}
 	want := []string{
 		"started", "thinking", "calling read", "calling bash", "bash failed", "read returned",
-		"asking the model again (turn 2)", "starting sub-agent critic", "critic: calling grep",
+		"Check the order done", "Lookup failed", "asking the model again (turn 2)", "starting sub-agent critic", "critic: calling grep",
 		"sub-agent critic finished", "retrying the model", "writing the answer", "writing the answer",
 	}
 	if !slices.Equal(got, want) {
@@ -61,12 +67,35 @@ func TestProgressMessages(t *testing.T) {
 	}
 }
 
-// TestProgressStops: nothing is sent once the call has its result.
-func TestProgressStops(t *testing.T) {
-	p := newProgressSink(context.Background(), nil, "t", time.Millisecond)
-	p.stop()
-	p.Emit(events.Event{Type: events.RunStarted}) // a nil server would panic if it were used
-	if p.progress != 0 {
-		t.Fatalf("progress %d after stop", p.progress)
+// TestProgressFollowsTheRequest: notifications go to the request attached
+// to the run, under its token, counting on; none while no request waits.
+func TestProgressFollowsTheRequest(t *testing.T) {
+	p := newProgressSink(time.Millisecond)
+	p.Emit(events.Event{Type: events.RunStarted}) // no request yet
+	first, second := &recordingPeer{}, &recordingPeer{}
+	p.attach(first, "t1")
+	p.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: "c1", ToolCallName: "read"})
+	p.detach()
+	p.Emit(events.Event{Type: events.ToolCallResult, ToolCallID: "c1"}) // waiting for input
+	p.attach(second, 7)
+	p.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: "c2", ToolCallName: "write"})
+	p.attach(second, nil) // a request that asked for no progress
+	p.Emit(events.Event{Type: events.ToolCallResult, ToolCallID: "c2"})
+	if want := []string{"t1 1 calling read"}; !slices.Equal(first.sent, want) {
+		t.Errorf("first request got %q, want %q", first.sent, want)
 	}
+	if want := []string{"7 2 calling write"}; !slices.Equal(second.sent, want) {
+		t.Errorf("second request got %q, want %q", second.sent, want)
+	}
+}
+
+// recordingPeer records the progress it is sent.
+type recordingPeer struct{ sent []string }
+
+func (r *recordingPeer) progress(token any, n int, msg string) {
+	r.sent = append(r.sent, fmt.Sprintf("%v %d %s", token, n, msg))
+}
+
+func (r *recordingPeer) elicit(context.Context, ask.Question) (ask.Answer, error) {
+	return ask.Answer{}, errors.New("not asked in this test")
 }

@@ -2,11 +2,10 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"slices"
 	"sync"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // agentInputSchema is the input of an agent chain without
@@ -19,15 +18,20 @@ var agentInputSchema = json.RawMessage(`{"type":"object","properties":{"message"
 var chainInputSchema = json.RawMessage(`{"type":"object","description":"The chain's input message, as JSON.","additionalProperties":true}`)
 
 // chainTools keeps the MCP tools of a store's chains in step with the
-// chains deployed.
+// chains deployed, and runs them.
 type chainTools struct {
-	store *Store
-	srv   *mcpserver.MCPServer
-	opts  MCPOptions
+	store   *Store
+	host    toolHost
+	opts    MCPOptions
+	waiting *waitingRuns
 
 	mu      sync.Mutex
 	byChain map[string]exposedChain // chain id -> its tool
 	byName  map[string]string       // tool name -> chain id
+	// bound are the parameters other chains bind, by chain (see
+	// boundParams); such chains are withheld, and logged once.
+	bound    map[string][]string
+	withheld map[string]bool
 }
 
 // exposedChain is what a chain's tool was made from, to tell whether a
@@ -38,53 +42,88 @@ type exposedChain struct {
 	info ChainInfo
 }
 
-// exposes reports whether a chain is offered as an MCP tool.
+// exposes reports whether a chain asks to be offered as an MCP tool.
 func exposes(info ChainInfo) bool { return !info.Disabled && (info.IsAgent || info.MCP) }
 
 // update brings chain id's tool in line with the chain: adds it, replaces
-// it, or removes it. mcp-go tells the clients (tools/list_changed).
+// it, or removes it; the host tells the clients (tools/list_changed). A
+// change may bind or unbind the parameters of other chains, whose tools
+// follow too.
 func (c *chainTools) update(id string) {
-	info, deployed := c.describe(id)
+	bound := boundParams(c.store)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	ids := []string{id}
+	for chain := range bound {
+		if !slices.Equal(bound[chain], c.bound[chain]) && !slices.Contains(ids, chain) {
+			ids = append(ids, chain)
+		}
+	}
+	for chain := range c.bound {
+		if _, still := bound[chain]; !still && !slices.Contains(ids, chain) {
+			ids = append(ids, chain)
+		}
+	}
+	c.bound = bound
+	for _, chain := range ids {
+		c.updateLocked(chain)
+	}
+}
+
+// updateLocked updates one chain's tool. The caller holds c.mu.
+func (c *chainTools) updateLocked(id string) {
+	info, deployed := c.describe(id)
 	old, had := c.byChain[id]
-	if !deployed || !exposes(info) {
+	if !deployed || !exposes(info) || len(c.bound[id]) > 0 {
+		if deployed && exposes(info) && !c.withheld[id] {
+			c.withheld[id] = true
+			c.opts.Logger.Warn("mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them", "chain", id, "bound", c.bound[id])
+		}
 		if had {
 			c.remove(id, old)
 		}
 		return
 	}
+	delete(c.withheld, id)
 	if len(info.InputSchema) > 0 && !objectSchema(info.InputSchema) {
 		c.opts.Logger.Warn(`mcp: additionalInfo.inputSchema is not an object schema ({"type":"object",...}); the default schema is used`, "chain", id)
 		info.InputSchema = nil
 	}
-	tool := chainTool(info)
-	wire, err := json.Marshal(tool)
+	def := chainTool(info)
+	wire, err := json.Marshal(def)
 	if err != nil {
 		c.opts.Logger.Warn("mcp: chain not exposed", "chain", id, "err", err)
 		return
 	}
-	if had && old.name == tool.Name && bytes.Equal(old.tool, wire) {
-		c.byChain[id] = exposedChain{name: tool.Name, tool: wire, info: info}
+	if had && old.name == def.Name && bytes.Equal(old.tool, wire) {
+		c.byChain[id] = exposedChain{name: def.Name, tool: wire, info: info}
 		return
 	}
-	if owner, taken := c.byName[tool.Name]; taken && owner != id {
-		c.opts.Logger.Warn("mcp: chain not exposed: its tool name is taken", "chain", id, "tool", tool.Name, "by", owner)
+	if owner, taken := c.byName[def.Name]; taken && owner != id {
+		c.opts.Logger.Warn("mcp: chain not exposed: its tool name is taken", "chain", id, "tool", def.Name, "by", owner)
 		return
 	}
-	if had && old.name != tool.Name {
+	if had && old.name != def.Name {
 		c.remove(id, old)
 	}
-	c.byChain[id] = exposedChain{name: tool.Name, tool: wire, info: info}
-	c.byName[tool.Name] = id
-	c.srv.AddTools(mcpserver.ServerTool{Tool: tool, Handler: c.call(id)})
+	c.byChain[id] = exposedChain{name: def.Name, tool: wire, info: info}
+	c.byName[def.Name] = id
+	c.host.setTool(def, func(ctx context.Context, call toolCall) toolOutcome { return c.call(ctx, id, call) })
 }
 
 // remove withdraws a chain's tool. The caller holds c.mu.
 func (c *chainTools) remove(id string, old exposedChain) {
 	delete(c.byChain, id)
 	delete(c.byName, old.name)
-	c.srv.DeleteTools(old.name)
+	c.host.removeTool(old.name)
+}
+
+// toolOf is the name of chain id's tool, when it is offered.
+func (c *chainTools) toolOf(id string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byChain[id]
+	return e.name, ok
 }
 
 // describe reads the catalog entry of a deployed chain.
@@ -112,7 +151,7 @@ func objectSchema(raw json.RawMessage) bool {
 }
 
 // chainTool is the MCP tool definition of a chain.
-func chainTool(info ChainInfo) mcp.Tool {
+func chainTool(info ChainInfo) toolDef {
 	desc := info.Description
 	if desc == "" {
 		desc = info.Name
@@ -128,7 +167,5 @@ func chainTool(info ChainInfo) mcp.Tool {
 	default:
 		schema = chainInputSchema
 	}
-	tool := mcp.NewToolWithRawSchema(ToolName(info.ID), desc, schema)
-	tool.Title = info.Name
-	return tool
+	return toolDef{Name: ToolName(info.ID), Title: info.Name, Description: desc, InputSchema: schema}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/server/completions"
 	"github.com/ruleagent/ruleagent/server/sse"
 )
@@ -147,8 +148,10 @@ func openAIFailure(res RunResult, err error) (int, string, string) {
 		return http.StatusGatewayTimeout, "timeout", agent.CodeTimeout
 	case agent.CodeCancelled:
 		return http.StatusServiceUnavailable, "cancelled", agent.CodeCancelled
-	case "invalid_input":
-		return http.StatusBadRequest, "invalid_request_error", "invalid_input"
+	case "invalid_input", components.CodeSessionScope, components.CodeSessionModel:
+		return http.StatusBadRequest, "invalid_request_error", res.ErrorCode
+	case components.CodeSessionBusy:
+		return http.StatusConflict, "invalid_request_error", res.ErrorCode
 	}
 	return http.StatusInternalServerError, "server_error", res.ErrorCode
 }

@@ -77,8 +77,17 @@ func TestREADMECurlExamples(t *testing.T) {
 	t.Cleanup(store.Close)
 	base := serveLoopback(t, Handler(Options{Store: store}))
 
-	blocks := shellBlocks(readmeSection(t, "## HTTP API"))
-	if len(blocks) < 8 {
+	runShellExamples(t, "## HTTP API", base, 8)
+}
+
+// runShellExamples runs the ```sh blocks of a README section in order, as
+// written but for the server's address, in one working folder (returned),
+// failing the test for each that fails; the section must hold at least
+// min of them.
+func runShellExamples(t *testing.T, heading, base string, min int) string {
+	t.Helper()
+	blocks := shellBlocks(readmeSection(t, heading))
+	if len(blocks) < min {
 		t.Fatalf("only %d shell examples found", len(blocks))
 	}
 	work := t.TempDir()
@@ -93,4 +102,5 @@ func TestREADMECurlExamples(t *testing.T) {
 			t.Errorf("README example %d failed: %v\n%s\noutput: %s", i+1, err, block, out)
 		}
 	}
+	return work
 }

@@ -42,6 +42,7 @@ func (o Options) routes() map[string]http.Handler {
 	add("POST /v1/chat/completions", oai.chat)
 	add("GET /v1/models", oai.models)
 	add("GET /v1/models/{model}", oai.model)
+	sessionsAPI{s: s}.register(add)
 	routes["GET /api/v1/ws"] = s.live.Handler(func(origin string) bool { return o.originAllowed(origin) })
 	return routes
 }

@@ -67,6 +67,7 @@ type Store struct {
 	// mcp is the MCP server over this store (see NewMCPServer); mcpHTTP is
 	// its streamable HTTP transport, made on first use.
 	mcp       *mcpserver.MCPServer
+	mcpTools  *chainTools
 	mcpHTTPMu sync.Mutex
 	mcpHTTP   *mcpserver.StreamableHTTPServer
 }
@@ -121,7 +122,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
 		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy}
 	s.watch = newFolderWatch(s)
-	s.mcp = NewMCPServer(s, MCPOptions{})
+	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
 		cfg.Udf = map[string]any{}

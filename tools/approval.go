@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 )
 
@@ -105,6 +106,17 @@ func ApproverFrom(ctx context.Context) Approver {
 func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage) (res Result, newArgs json.RawMessage, done bool, err error) {
 	byName := r.Approval.Needs(c.Name)
 	commands := r.Approval.matchCommands(e, args, byName)
+	if r.Approval != nil {
+		// Calls the tool itself says need a person whenever approvals are
+		// configured (bash: interpreters, when they are on).
+		if ar, ok := e.Tool.(ApprovalRequirer); ok {
+			for _, cmd := range ar.ApprovalRequired(args) {
+				if !slices.Contains(commands, cmd) {
+					commands = append(commands, cmd)
+				}
+			}
+		}
+	}
 	if len(e.ResponseSchema) == 0 && !byName && len(commands) == 0 {
 		return Result{}, args, false, nil
 	}
@@ -163,6 +175,15 @@ func (p *ApprovalPolicy) matchCommands(e *Entry, args json.RawMessage, all bool)
 		return m.MatchCommands(a.Command, nil)
 	}
 	return m.MatchCommands(a.Command, p.Commands)
+}
+
+// ApprovalRequirer is implemented by tools some of whose calls need a
+// person whenever the agent has approvals configured: bash, for commands
+// that run code its policy cannot read (interpreters) when its
+// interpreters setting lets them run. It returns those commands, in the
+// canonical form of CommandMatcher.
+type ApprovalRequirer interface {
+	ApprovalRequired(args json.RawMessage) []string
 }
 
 // CommandMatcher is implemented by tools that run shell commands (bash):

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/server"
+	"github.com/ruleagent/ruleagent/sessions"
 )
 
 // globalFlag collects repeated --global k=v flags.
@@ -67,7 +69,10 @@ func processGlobals(flags []string) map[string]string { return globals(os.Enviro
 // LLM is reported once, saying what will fail until one is set.
 func openStore(chains string, globalFlags []string, stderr io.Writer, whatFails string) *server.Store {
 	g := processGlobals(globalFlags)
-	store, errs := server.OpenStore(chains, server.NewConfig(g))
+	cfg := server.NewConfig(g)
+	// Agents with a session keep it for the life of the process.
+	components.RegisterSessions(&cfg, sessions.NewMemory())
+	store, errs := server.OpenStore(chains, cfg)
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 	}

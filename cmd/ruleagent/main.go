@@ -6,6 +6,7 @@
 //	ruleagent validate FILE...
 //	ruleagent tools [--json]
 //	ruleagent tools call NAME --config JSON --args JSON
+//	ruleagent sessions list|show|export|delete|model [ID] [--server URL | --data DIR]
 //	ruleagent version
 package main
 
@@ -58,6 +59,7 @@ func commands() []command {
 		{"validate", "check chain files statically", runValidate},
 		{"mcp", "serve the chains as MCP tools over stdio (for desktop clients)", runMCP},
 		{"tools", "list tool types and built-in tools, or call one", runTools},
+		{"sessions", "list, show, export and delete agents' sessions, or switch a session's model", runSessions},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -13,8 +13,11 @@ import (
 )
 
 // runMCP serves the chains as MCP tools over stdio, for desktop clients that
-// start the server themselves. stdout carries only protocol messages:
-// everything else goes to stderr.
+// start the server themselves: clients of the stateless 2026-07-28 revision
+// and of the 2025-11-25 handshake alike, each request in its own era (see
+// server.NewMCPServer). stdout carries only protocol messages: everything
+// else goes to stderr. When stdin ends, the store closes, which cancels the
+// runs still waiting for a client's input.
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -11,9 +11,10 @@ import (
 	"strings"
 
 	"github.com/ruleagent/ruleagent/agent"
-	_ "github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/server"
+	"github.com/ruleagent/ruleagent/sessions"
 )
 
 func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -22,13 +23,16 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	input := fs.String("input", "", "the input: text, JSON ({\"message\":...} or {\"messages\":[...]}), or - to read stdin")
 	asJSON := fs.Bool("json", false, "print the AG-UI events as JSON lines instead of the terminal view")
 	chains := fs.String("chains", "", "folder of chains the run may call (default: the chain file's folder, or ./chains)")
-	threadID := fs.String("thread", "", "thread id of the run")
+	threadID := fs.String("thread", "", "thread id of the run (the session of agents with a thread scope)")
+	userID := fs.String("user", "", "user id of the run (message metadata userId: the session of agents with a user scope)")
+	sessionStore := fs.String("session-store", "memory", "where agents' sessions are kept: memory (gone when the command ends), bolt (DATA/sessions.db), bolt:PATH or redis://host:port/db")
+	data := fs.String("data", "data", "folder of the bolt session store")
 	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	var globalsF, metaF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--chains DIR] [--global k=v] [--meta k=v]")
+		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--chains DIR] [--thread ID] [--user ID] [--session-store SPEC] [--global k=v] [--meta k=v]")
 		fmt.Fprintln(stderr, "CHAIN is a chain id from --chains or a path to a .json file.")
 		fs.PrintDefaults()
 	}
@@ -62,7 +66,14 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else if dir == "" {
 		dir = "chains"
 	}
-	store, loadErrs := server.OpenStore(dir, server.NewConfig(processGlobals(globalsF)))
+	sess, err := sessions.Open(ctx, *sessionStore, *data)
+	if err != nil {
+		return fmt.Errorf("--session-store: %w", err)
+	}
+	defer sess.Close()
+	cfg := server.NewConfig(processGlobals(globalsF))
+	components.RegisterSessions(&cfg, sess)
+	store, loadErrs := server.OpenStore(dir, cfg)
 	defer store.Close()
 	id := chain
 	if file != "" {
@@ -92,6 +103,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if *threadID != "" {
 		md["threadId"] = *threadID
+	}
+	if *userID != "" {
+		md["userId"] = *userID
 	}
 	res, runErr := store.Run(ctx, server.RunRequest{ChainID: id, Input: text, Metadata: md, ThreadID: md["threadId"], Source: "cli", Sink: sink})
 	final := res.Msg

@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
@@ -23,7 +25,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
-	data := fs.String("data", "data", "folder for run data")
+	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it)")
+	sessionStore := fs.String("session-store", "bolt", "where agents' sessions are kept: bolt (DATA/sessions.db), bolt:PATH, memory, or redis://host:port/db (shared by several servers)")
 	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
@@ -60,14 +63,21 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return usagef("--sandbox: %v", err)
 	}
 	g := processGlobals(globalsF)
+	sess, err := sessions.Open(ctx, *sessionStore, *data)
+	if err != nil {
+		return fmt.Errorf("--session-store: %w", err)
+	}
+	defer sess.Close()
 	gov, closeAudit, err := governance(*policyF, *auditF, *data, logger)
 	if err != nil {
 		return err
 	}
-	// Deferred first, so it runs last: every run has ended (the store is
-	// closed) before the audit log is.
+	// Deferred before the store's Close, so it runs after it: every run
+	// has ended before the audit log is closed.
 	defer closeAudit()
-	store, loadErrs := server.OpenStoreWith(*chains, server.WithGovernance(server.NewConfig(g), gov), server.StoreOptions{Logger: logger,
+	cfg := server.WithGovernance(server.NewConfig(g), gov)
+	components.RegisterSessions(&cfg, sess)
+	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger,
 		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
 	defer store.Close()
 	for _, e := range loadErrs {
@@ -145,6 +155,9 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 	}
 	if token {
 		fmt.Fprintln(w, "  auth: bearer token required")
+	}
+	if ss := store.Sessions(); ss != nil {
+		fmt.Fprintf(w, "  sessions: %s\n", ss.Name())
 	}
 	fmt.Fprintf(w, "  editor: http://%s/   API: http://%s/api/v1/chains   OpenAI: http://%s/v1   MCP: http://%s/mcp\n", addr, addr, addr, addr)
 }

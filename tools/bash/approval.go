@@ -1,6 +1,8 @@
 package bash
 
 import (
+	"encoding/json"
+	"errors"
 	"path"
 	"slices"
 	"strings"
@@ -81,4 +83,30 @@ func selects(pattern string, c *command) bool {
 		}
 	}
 	return true
+}
+
+// ApprovalRequired implements tools.ApprovalRequirer: with interpreters on,
+// the commands that run code the policy cannot read (python3 -c, make, git
+// -c alias...) need a person whenever the agent has approvals configured.
+func (t *Tool) ApprovalRequired(args json.RawMessage) []string {
+	if t.policy.interpreters != interpretersOn {
+		return nil
+	}
+	var a callArgs
+	if tools.DecodeArgs(args, &a) != nil || a.Command == "" {
+		return nil
+	}
+	strict := *t.policy
+	strict.interpreters = interpretersOff
+	var r *Refusal
+	if !errors.As(strict.Check(a.Command), &r) {
+		return nil
+	}
+	var out []string
+	for _, f := range r.Findings {
+		if f.Rule == ruleInterpreters && !slices.Contains(out, f.Subject) {
+			out = append(out, f.Subject)
+		}
+	}
+	return out
 }

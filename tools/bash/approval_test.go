@@ -30,3 +30,20 @@ func TestMatchCommands(t *testing.T) {
 		}
 	}
 }
+
+// With interpreters on, the commands that run code the policy cannot read
+// need a person when the agent has approvals configured.
+func TestApprovalRequiredForInterpreters(t *testing.T) {
+	off := newTool(t, `{"sandbox":"off"}`)
+	on := newTool(t, `{"sandbox":"off","interpreters":"on"}`)
+	args := []byte(`{"command":"ls && python3 -c 'print(1)'"}`)
+	if got := off.ApprovalRequired(args); got != nil {
+		t.Fatalf("interpreters off (refused anyway): %q", got)
+	}
+	if got := on.ApprovalRequired(args); len(got) != 1 || got[0] != "python3 -c 'print(1)'" {
+		t.Fatalf("interpreters on: %q", got)
+	}
+	if got := on.ApprovalRequired([]byte(`{"command":"ls -la"}`)); got != nil {
+		t.Fatalf("no interpreter: %q", got)
+	}
+}

@@ -43,6 +43,8 @@ type conn struct {
 	cancel   context.CancelFunc
 	ownHTTP  *http.Client // closed with the conn when it made it
 	relistCh chan struct{}
+	progress progressCalls
+	calls    inflight
 
 	mu       sync.Mutex
 	live     *session
@@ -155,7 +157,45 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	s.end = end
+	c.listen(s, life)
 	return s, nil
+}
+
+// listen opens the subscriptions/listen stream of a 2026-07-28 session
+// whose server announces tool list changes, and keeps it open for the
+// session's life: when the stream ends (the server restarted, a proxy cut
+// it), the tools are listed again, since a change may have been missed,
+// and the stream reopened, waiting longer after each failure.
+func (c *conn) listen(s *session, life context.Context) {
+	caps := s.client.GetServerCapabilities()
+	if !s.modern || caps.Tools == nil || !caps.Tools.ListChanged {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		delay := firstRetryDelay
+		for {
+			err := s.client.Listen(life, mcp.SubscriptionFilter{ToolsListChanged: true})
+			if life.Err() != nil {
+				return
+			}
+			if errors.Is(err, mcp.ErrMethodNotFound) {
+				c.log.Debug("MCP server: no subscriptions/listen; tool list changes will not be followed", "server", c.name)
+				return
+			}
+			c.log.Debug("MCP server: the subscriptions/listen stream ended", "server", c.name, "err", err)
+			t := time.NewTimer(delay)
+			select {
+			case <-life.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			delay = min(delay*2, maxRetryDelay)
+			c.relistSoon()
+		}
+	}()
 }
 
 // healthy pings a session that gave reason to doubt it (why). A session the
@@ -224,7 +264,12 @@ func (c *conn) callOn(ctx context.Context, s *session, remote string, args json.
 	req := mcp.CallToolRequest{}
 	req.Params.Name = remote
 	req.Params.Arguments = args
+	token, progress := c.progress.start(ctx, c.name, remote)
+	req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	done := c.calls.add(ctx)
 	res, err := s.client.CallTool(ctx, req)
+	done()
+	c.progress.end(token, progress, err != nil || res.IsError)
 	if err == nil {
 		return res, nil
 	}
@@ -246,7 +291,7 @@ func (c *conn) sessionRejected(ctx context.Context, s *session, err error) bool 
 	if errors.Is(err, transport.ErrSessionTerminated) {
 		return true
 	}
-	if ctx.Err() != nil || lostConnection(err) || errors.Is(err, mcp.ErrInvalidParams) || c.t.kind != kindHTTP {
+	if ctx.Err() != nil || lostConnection(err) || errors.Is(err, mcp.ErrInvalidParams) || c.t.kind != kindHTTP || s.modern {
 		return false
 	}
 	return !c.healthy(ctx, s, "the server answered a call with an error")
@@ -282,16 +327,32 @@ func (c *conn) callError(ctx context.Context, s *session, remote string, err err
 	case errors.Is(err, mcp.ErrInvalidParams):
 		return tools.Wrap(tools.ErrInvalidArgs, err, "MCP server %s refused the arguments of %s", c.name, remote)
 	}
+	if na, ok := notAsked(err); ok {
+		// The seam governance will fill: until then the model learns what
+		// the tool wanted to ask.
+		return tools.Wrap(tools.ErrExecutionFailed, na, "%s on MCP server %s stopped for input", remote, c.name)
+	}
 	return tools.Wrap(tools.ErrExecutionFailed, err, "MCP server %s could not run %s", c.name, remote)
 }
 
-// toolsChanged is the notification handler: it asks the relister to list
-// the tools again. It must not block: stdio transports call it from the
-// loop that reads the server's answers.
-func (c *conn) toolsChanged(n mcp.JSONRPCNotification) {
-	if n.Method != string(mcp.MethodNotificationToolsListChanged) {
-		return
+// onNotification is the notification handler: tools/list_changed asks the
+// relister to list the tools again; progress goes to the call it is about.
+// It must not block: stdio transports call it from the loop that reads the
+// server's answers.
+func (c *conn) onNotification(n mcp.JSONRPCNotification) {
+	switch n.Method {
+	case string(mcp.MethodNotificationToolsListChanged),
+		// A listen stream just opened: the tools may have changed since
+		// they were listed.
+		string(mcp.MethodNotificationSubscriptionsAcknowledged):
+		c.relistSoon()
+	case string(mcp.MethodNotificationProgress):
+		c.progress.notify(n)
 	}
+}
+
+// relistSoon asks the relister to list the tools again.
+func (c *conn) relistSoon() {
 	select {
 	case c.relistCh <- struct{}{}:
 	default: // a relisting is already due
@@ -316,7 +377,7 @@ func (c *conn) relist() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(c.base, c.t.timeout)
-		listed, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+		listed, err := s.listTools(ctx)
 		cancel()
 		if err != nil {
 			if c.base.Err() != nil || !s.usable() {
@@ -328,7 +389,7 @@ func (c *conn) relist() {
 			c.log.Warn("MCP server: listing the changed tools failed", "server", c.name, "err", err)
 			continue
 		}
-		_ = c.tools.update(listed.Tools) // a refusal is logged
+		_ = c.tools.update(listed) // a refusal is logged
 	}
 }
 

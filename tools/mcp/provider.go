@@ -115,7 +115,7 @@ func (p *provider) newConn(prefix string, t *target, refresh func([]tools.Tool) 
 		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		c.ownHTTP = hc
 	}
-	c.dialer = &dialer{t: t, self: p.o.Self, http: hc, notify: c.toolsChanged,
+	c.dialer = &dialer{t: t, self: p.o.Self, http: hc, notify: c.onNotification, elicit: elicitation{server: prefix, calls: &c.calls},
 		log: slog.New(demoted{log.Handler()}).With("mcpServer", prefix)}
 	c.tools = &toolList{conn: c, prefix: prefix, filter: filter(t.filter), refresh: refresh, log: log}
 	return c

@@ -1,6 +1,8 @@
 package mcptool
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -19,9 +21,12 @@ import (
 //   - An embedded text resource adds a "[resource: uri]" line and its text;
 //     a blob resource becomes a Part with its URI and MIME type, and a
 //     placeholder line.
-//   - A resource link becomes a line naming it.
-//   - structuredContent goes into Structured, and into Text as JSON when
-//     the result has no text content of its own.
+//   - A resource link becomes a line naming it (title or name, URI, MIME
+//     type, size, description) and a Part of type "resource_link" with its
+//     URI and MIME type, for clients that can fetch it.
+//   - structuredContent, any JSON value (2026-07-28), goes into Structured
+//     as the server sent it, and into Text as JSON when the result has no
+//     text content of its own. A null is no structured content.
 //   - isError becomes IsError.
 func toResult(r *mcp.CallToolResult) tools.Result {
 	var (
@@ -50,6 +55,7 @@ func toResult(r *mcp.CallToolResult) tools.Result {
 			}
 		case mcp.ResourceLink:
 			lines = append(lines, linkLine(v))
+			parts = append(parts, tools.Part{Type: "resource_link", URI: v.URI, MimeType: v.MIMEType, Text: cmp.Or(v.Title, v.Name)})
 		default:
 			// A content type this client does not know: pass it on as JSON
 			// rather than lose it.
@@ -115,6 +121,9 @@ func linkLine(v mcp.ResourceLink) string {
 	if v.MIMEType != "" {
 		fields = append(fields, v.MIMEType)
 	}
+	if v.Size != nil {
+		fields = append(fields, byteSize(int(*v.Size)))
+	}
 	line := "[resource link: " + strings.Join(fields, ", ") + "]"
 	if v.Description != "" {
 		line += " " + v.Description
@@ -135,6 +144,11 @@ func size(b64 string) string {
 	case strings.HasSuffix(b64, "="):
 		n--
 	}
+	return byteSize(n)
+}
+
+// byteSize is n bytes, for people.
+func byteSize(n int) string {
 	switch {
 	case n < 1024:
 		return fmt.Sprintf("%d bytes", n)
@@ -147,8 +161,11 @@ func size(b64 string) string {
 
 // structured is the result's structuredContent as the server sent it.
 func structured(r *mcp.CallToolResult) json.RawMessage {
-	if len(r.RawStructuredContent) > 0 {
-		return r.RawStructuredContent
+	if raw := bytes.TrimSpace(r.RawStructuredContent); len(raw) > 0 {
+		if string(raw) == "null" {
+			return nil
+		}
+		return raw
 	}
 	if r.StructuredContent == nil {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -16,13 +17,21 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// protocolVersion is the MCP revision the client asks for: the newest one
-// with the initialize handshake, which every server in use speaks. The
-// stateless 2026-07-28 revision would need a server/discover probe (up to
-// 5 s against servers that ignore unknown methods) and an explicit
-// subscriptions/listen stream for tools/list_changed, and over HTTP it
-// excludes the GET stream that carries that notification on older servers.
-const protocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+// The client speaks the newest protocol revision both sides support. It
+// asks server/discover first: a server of the stateless 2026-07-28 revision
+// answers, and every request then carries its version and capabilities; any
+// other server is taken through the initialize handshake of 2025-11-25 (or
+// the older revision it asks for). tools/list_changed arrives on a
+// subscriptions/listen stream (2026-07-28), on the HTTP GET stream or on
+// stdout (older revisions).
+//
+// legacyVersion is what the handshake asks for.
+const legacyVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+
+// maxDiscoverWait bounds the server/discover probe: a server older than
+// 2026-07-28 answers it with an error at once, but one that ignores unknown
+// methods would hold it until this runs out.
+const maxDiscoverWait = 3 * time.Second
 
 // session is one connection to the server: a started, initialised client,
 // the tools it listed, and for stdio the server's process.
@@ -31,8 +40,14 @@ type session struct {
 	proc   *process // stdio only
 	// via names the transport, for messages: in process, stdio,
 	// streamable HTTP or SSE.
-	via    string
-	listed []mcp.Tool
+	via string
+	// version is the protocol revision in use; modern reports 2026-07-28
+	// or later (stateless: no session to lose, no ping).
+	version string
+	modern  bool
+	listed  []mcp.Tool
+	// schemas keeps the listed input schemas as the server sent them.
+	schemas *listedSchemas
 	// broken is set when a call saw the transport fail: the next call
 	// reconnects.
 	broken atomic.Bool
@@ -66,42 +81,52 @@ type dialer struct {
 	http   *http.Client
 	log    *slog.Logger // handed to the transports, demoted to debug
 	notify func(mcp.JSONRPCNotification)
-	// sse records that auto detection found a legacy SSE server, so that
-	// reconnections go straight to it.
-	sse atomic.Bool
+	// elicit answers the server's questions (see input.go).
+	elicit elicitation
+	// sse records that auto detection found a legacy SSE server, and
+	// legacy a streamable HTTP server without server/discover (see
+	// probeModern), so that reconnections go straight to what works.
+	sse, legacy atomic.Bool
 }
 
 // dial opens a session. ctx bounds the attempt; life is the session's
-// lifetime, which long-lived streams (SSE, the HTTP GET stream) run under.
+// lifetime, which long-lived streams (SSE, the HTTP GET stream, the
+// subscriptions/listen stream) run under.
 func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 	switch d.t.kind {
 	case kindSelf:
-		cl, err := client.NewInProcessClientWithOptions(d.self, client.WithProtocolVersion(protocolVersion))
-		if err != nil {
-			return nil, err
-		}
-		return d.start(ctx, life, &session{client: cl, via: "in process"})
+		schemas := &listedSchemas{}
+		cl := client.NewClient(newSelfTransport(d.self, d.elicit, schemas), d.options(false)...)
+		return d.start(ctx, life, &session{client: cl, via: "in process", schemas: schemas})
 	case kindStdio:
 		tr, proc, err := newStdioTransport(d.t, transport.WithCommandLogger(d.log))
 		if err != nil {
 			return nil, err
 		}
-		return d.start(ctx, life, &session{client: newClient(tr), proc: proc, via: "stdio"})
+		schemas := &listedSchemas{}
+		return d.start(ctx, life, &session{client: client.NewClient(keepingStdio{tr, schemas}, d.options(false)...), proc: proc, via: "stdio", schemas: schemas})
 	}
 	if d.t.transport == transportSSE || d.sse.Load() {
 		return d.dialSSE(ctx, life)
 	}
-	tr, err := transport.NewStreamableHTTP(d.t.url,
-		transport.WithHTTPHeaders(d.t.headers),
-		transport.WithHTTPBasicClient(d.http),
-		// The GET stream carries notifications/tools/list_changed.
-		transport.WithContinuousListening(),
-		transport.WithHTTPLogger(d.log))
-	if err != nil {
-		return nil, err
+	legacy, known := d.legacy.Load(), true
+	if !legacy {
+		modern, k, err := d.probeModern(ctx)
+		if err != nil {
+			return nil, err
+		}
+		legacy, known = !modern, k
+		d.legacy.Store(legacy)
 	}
-	s, err := d.start(ctx, life, &session{client: newClient(tr), via: "streamable HTTP"})
+	s, err := d.dialStreamable(ctx, life, legacy, known)
 	switch {
+	case err == nil && !known && !s.modern:
+		// The probe had no answer in time, and the client's own discovery
+		// then found a server on the handshake: connect again with the GET
+		// stream that carries its tools/list_changed.
+		s.close()
+		d.legacy.Store(true)
+		return d.dialStreamable(ctx, life, true, true)
 	case err == nil || !errors.Is(err, transport.ErrLegacySSEServer):
 		return s, err
 	case d.t.transport == transportStreamable:
@@ -116,6 +141,46 @@ func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 	return s, err
 }
 
+// dialStreamable connects over streamable HTTP: server/discover first, or
+// (legacy) straight to the handshake with the GET stream open. known
+// reports that the probe found the server modern: the client's own
+// discovery may then take the whole connect time, since a slow answer is
+// no sign of an older server.
+func (d *dialer) dialStreamable(ctx, life context.Context, legacy, known bool) (*session, error) {
+	opts := []transport.StreamableHTTPCOption{
+		transport.WithHTTPHeaders(d.t.headers),
+		transport.WithHTTPBasicClient(d.http),
+		transport.WithHTTPLogger(d.log),
+	}
+	if legacy {
+		// The GET stream carries notifications/tools/list_changed before
+		// 2026-07-28; it is deprecated only for the newer revision.
+		//lint:ignore SA1019 the legacy revision's own stream
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(d.t.url, opts...)
+	if err != nil {
+		return nil, err
+	}
+	copts := d.options(legacy)
+	if !legacy && known {
+		copts = append(copts, client.WithDiscoverTimeout(-1))
+	}
+	schemas := &listedSchemas{}
+	return d.start(ctx, life, &session{client: client.NewClient(keepingHTTP{tr, schemas}, copts...), via: "streamable HTTP", schemas: schemas})
+}
+
+// options are the client's options: the handler of the server's questions
+// (which declares the elicitation capability), and either the newest
+// revision with a bounded discovery probe, or the handshake only.
+func (d *dialer) options(legacy bool) []client.ClientOption {
+	opts := []client.ClientOption{client.WithElicitationHandler(d.elicit)}
+	if legacy {
+		return append(opts, client.WithProtocolVersion(legacyVersion))
+	}
+	return append(opts, client.WithDiscoverTimeout(min(d.t.connectTimeout/2, maxDiscoverWait)))
+}
+
 func (d *dialer) dialSSE(ctx, life context.Context) (*session, error) {
 	tr, err := transport.NewSSE(d.t.url,
 		transport.WithHeaders(d.t.headers),
@@ -125,11 +190,8 @@ func (d *dialer) dialSSE(ctx, life context.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.start(ctx, life, &session{client: newClient(tr), via: "SSE"})
-}
-
-func newClient(tr transport.Interface) *client.Client {
-	return client.NewClient(tr, client.WithProtocolVersion(protocolVersion))
+	schemas := &listedSchemas{}
+	return d.start(ctx, life, &session{client: client.NewClient(keepingSSE{tr, schemas}, d.options(true)...), via: "SSE", schemas: schemas})
 }
 
 // start starts a session's client (for stdio, its process), shakes hands
@@ -155,20 +217,32 @@ func (d *dialer) start(ctx, life context.Context, s *session) (*session, error) 
 	return s, nil
 }
 
-// handshake initialises a started client and lists the server's tools.
+// handshake initialises a started client (server/discover, or the
+// initialize handshake) and lists the server's tools.
 func (d *dialer) handshake(ctx context.Context, s *session) error {
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = protocolVersion
 	req.Params.ClientInfo = mcp.Implementation{Name: "ruleagent", Version: clientVersion()}
 	if _, err := s.client.Initialize(ctx, req); err != nil {
 		return err
 	}
-	listed, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	s.version = s.client.ProtocolVersion()
+	s.modern = mcp.IsModernProtocol(s.version)
+	listed, err := s.listTools(ctx)
 	if err != nil {
 		return fmt.Errorf("listing the tools: %w", err)
 	}
-	s.listed = listed.Tools
+	s.listed = listed
 	return nil
+}
+
+// listTools lists the server's tools (every page), with their input
+// schemas as the server wrote them.
+func (s *session) listTools(ctx context.Context) ([]mcp.Tool, error) {
+	listed, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return s.schemas.asListed(listed.Tools), nil
 }
 
 // clientVersion is the version the client reports to servers.

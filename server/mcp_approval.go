@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/ask"
+)
+
+// mcpApprover answers the approvals and forms of a chain served over MCP
+// (an agent's `approval` setting, a tool's `responseSchema`) by asking the
+// MCP client, through the run's input hook: a 2026-07-28 client gets them
+// as input_required, a 2025-11-25 one as elicitation/create, and a client
+// that cannot be asked leaves the call denied, saying what was asked. MCP
+// runs are not interruptible (no AG-UI resume reaches them): the client is
+// the person's only way in.
+type mcpApprover struct{ asker ask.Asker }
+
+// approveSchema asks to accept (run the call) or decline it, with an
+// optional note.
+var approveSchema = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","description":"A note for the agent, such as why not."}}}`)
+
+// Approve implements tools.Approver.
+func (a mcpApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalDecision, error) {
+	ctx, cancel := context.WithTimeout(ctx, req.Timeout)
+	defer cancel()
+	q := ask.Question{ID: "approve_" + req.ToolCallID, Message: fmt.Sprintf("Approve %s %s?", req.Tool, oneLineArgs(req)), Schema: approveSchema}
+	form := len(req.ResponseSchema) > 0
+	if form {
+		q = ask.Question{ID: "form_" + req.ToolCallID, Message: fmt.Sprintf("%s asks for an answer (%s)", req.Tool, oneLineArgs(req)), Schema: req.ResponseSchema}
+	}
+	ans, err := ask.Ask(ask.WithAsker(ctx, a.asker), q)
+	if err != nil {
+		return tools.ApprovalDecision{}, err
+	}
+	var note struct {
+		Reason string `json:"reason"`
+	}
+	if len(ans.Content) > 0 && !form {
+		_ = json.Unmarshal(ans.Content, &note)
+	}
+	switch {
+	case ans.Action != ask.Accept:
+		reason := "the MCP client's user " + string(ans.Action) + "d"
+		if ans.Action == ask.Cancel {
+			reason = "the MCP client's user dismissed the question"
+		}
+		return tools.ApprovalDecision{Approved: false, Reason: reason}, nil
+	case form:
+		return tools.ApprovalDecision{Approved: true, Answer: ans.Content}, nil
+	}
+	return tools.ApprovalDecision{Approved: true, Reason: note.Reason}, nil
+}

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/ruleagent/ruleagent/tools/ask"
+)
+
+// This file binds the tools of mcp_port.go to github.com/mark3labs/mcp-go
+// v1.2.1, which speaks both protocol eras: it serves server/discover, reads
+// each 2026-07-28 request's _meta, sets resultType on every result, answers
+// an unsupported version with -32022 and the supported list, sends a
+// request's progress on its own response stream, and serves
+// subscriptions/listen.
+
+// gosdkHost publishes tools on an mcp-go server.
+type gosdkHost struct{ srv *mcpserver.MCPServer }
+
+func (h gosdkHost) setTool(def toolDef, run func(context.Context, toolCall) toolOutcome) {
+	tool := mcp.NewToolWithRawSchema(def.Name, def.Description, def.InputSchema)
+	tool.Title = def.Title
+	if def.ReadOnly != nil {
+		tool.Annotations.ReadOnlyHint = def.ReadOnly
+	}
+	if def.Destructive != nil {
+		tool.Annotations.DestructiveHint = def.Destructive
+	}
+	if def.OpenWorld != nil {
+		tool.Annotations.OpenWorldHint = def.OpenWorld
+	}
+	h.srv.AddTools(mcpserver.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return render(ctx, run(ctx, h.toolCall(ctx, req)))
+	}})
+}
+
+func (h gosdkHost) removeTool(name string) { h.srv.DeleteTools(name) }
+
+// toolCall reads what the chain tools need of an mcp-go request.
+func (h gosdkHost) toolCall(ctx context.Context, req mcp.CallToolRequest) toolCall {
+	call := toolCall{Args: rawArguments(req), Peer: gosdkPeer{srv: h.srv, ctx: ctx},
+		State: req.Params.RequestState}
+	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		call.Progress = req.Params.Meta.ProgressToken
+	}
+	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		call.Modern = true
+		call.CanElicit = info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	} else if s, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok {
+		call.CanElicit = s.GetClientCapabilities().Elicitation != nil
+	}
+	if len(req.Params.InputResponses) > 0 {
+		call.Responses = make(map[string]json.RawMessage, len(req.Params.InputResponses))
+		for k, v := range req.Params.InputResponses {
+			raw, err := json.Marshal(v)
+			if err != nil {
+				raw = nil
+			}
+			call.Responses[k] = raw
+		}
+	}
+	return call
+}
+
+// rawArguments is a call's arguments as JSON, "{}" when there are none.
+func rawArguments(req mcp.CallToolRequest) json.RawMessage {
+	raw := bytes.TrimSpace(req.Params.RawArguments)
+	if len(raw) == 0 && req.Params.Arguments != nil {
+		if b, err := json.Marshal(req.Params.Arguments); err == nil {
+			raw = b
+		}
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// render turns an outcome into mcp-go's result, or into the error mcp-go
+// answers with. mcp-go v1.2.1 answers every handler error with -32603; the
+// HTTP endpoint (mcpEndpoint) gives the client the outcome's own code.
+func render(ctx context.Context, out toolOutcome) (*mcp.CallToolResult, error) {
+	switch {
+	case out.Err != nil:
+		if slot, ok := ctx.Value(errSlotKey{}).(*errSlot); ok {
+			slot.set(out.Err)
+		}
+		return nil, out.Err
+	case len(out.Questions) > 0:
+		b := mcpserver.NewInputRequestBuilder(out.State)
+		for _, q := range out.Questions {
+			b.Elicit(q.Key(), elicitationParams(q))
+		}
+		return b.ToolResult(), nil
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(out.Text)}, IsError: out.IsError,
+		StructuredContent: out.Structured}
+	if len(out.Meta) > 0 {
+		res.Meta = &mcp.Meta{AdditionalFields: out.Meta}
+	}
+	return res, nil
+}
+
+// confirmSchema is the form of a question that only asks to accept or
+// decline: MCP's form mode needs an object schema.
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func elicitationParams(q ask.Question) mcp.ElicitationParams {
+	schema := q.Schema
+	if len(schema) == 0 {
+		schema = confirmSchema
+	}
+	return mcp.ElicitationParams{Message: q.Message, RequestedSchema: schema}
+}
+
+// gosdkPeer reaches the client of one request.
+type gosdkPeer struct {
+	srv *mcpserver.MCPServer
+	ctx context.Context
+}
+
+func (p gosdkPeer) progress(token any, n int, message string) {
+	_ = p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), map[string]any{
+		"progressToken": token,
+		"progress":      n,
+		"message":       message,
+	})
+}
+
+func (p gosdkPeer) elicit(ctx context.Context, q ask.Question) (ask.Answer, error) {
+	res, err := p.srv.RequestElicitation(ctx, mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params:  elicitationParams(q),
+	})
+	if err != nil {
+		return ask.Answer{}, fmt.Errorf("asking the MCP client's user %s: %w", ask.Describe(q), err)
+	}
+	raw, err := json.Marshal(res.ElicitationResponse)
+	if err != nil {
+		return ask.Answer{}, err
+	}
+	a, err := decodeAnswer(raw, q)
+	if err != nil {
+		return ask.Answer{}, fmt.Errorf("the MCP client's answer to %s: %w", ask.Describe(q), err)
+	}
+	return a, nil
+}

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/ask"
+)
+
+// chainRun is one run of a chain tool. It is also the run's ask.Asker: a
+// node that asks for input (ask.Ask) reaches the client through it.
+//
+// A question to a 2026-07-28 client ends the request with input_required,
+// but not the run: it waits (in waitingRuns) for the client to retry with
+// the answers, and continues. A 2025-11-25 client is asked with a
+// server-initiated elicitation/create, inside the request.
+type chainRun struct {
+	id    string // random; names the run in requestState
+	chain string
+	ctx   context.Context
+	// cancel stops the run, with the reason its error reports.
+	cancel   context.CancelCauseFunc
+	done     chan struct{} // closed once res and err are set
+	res      Result
+	err      error
+	progress *progressSink
+	// wake is signalled (without blocking) when a question is asked.
+	wake chan struct{}
+	// legacy asks a 2025-11-25 client; nil for a 2026-07-28 one.
+	legacy *legacyAsker
+
+	mu sync.Mutex
+	// round counts the input_required answers given; the requestState of
+	// the latest one names it, and only that one is accepted.
+	round int
+	// attached is set while a request waits on the run.
+	attached bool
+	// open are the questions waiting for an answer, in the order asked.
+	open []*openQuestion
+	// early are answers the first request brought (inputResponses
+	// without requestState), taken by the question with their key.
+	early map[string]json.RawMessage
+	// expiry cancels the run when no retry comes in time.
+	expiry *time.Timer
+}
+
+// openQuestion is a question a node waits on.
+type openQuestion struct {
+	key    string // unique among the run's open questions
+	q      ask.Question
+	answer chan ask.Answer // buffered: delivering never blocks
+}
+
+// legacyAsker asks a 2025-11-25 client's user with elicitation/create.
+type legacyAsker struct {
+	peer      mcpPeer
+	canElicit bool
+}
+
+// startRun starts chain id with input in the background. The run's context
+// keeps the request's values (the session a legacy elicitation needs) but
+// not its cancellation: the caller cancels the run when its request ends,
+// unless the run is waiting for input.
+func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCall) (*chainRun, error) {
+	runID, err := randomID()
+	if err != nil {
+		return nil, err
+	}
+	r := &chainRun{id: runID, chain: id, done: make(chan struct{}), wake: make(chan struct{}, 1),
+		progress: newProgressSink(c.opts.TextProgressInterval)}
+	if !call.Modern {
+		r.legacy = &legacyAsker{peer: call.Peer, canElicit: call.CanElicit}
+	}
+	if len(call.Responses) > 0 {
+		r.early = call.Responses
+	}
+	r.ctx, r.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	// The chain asks through this run, never through an Asker or Approver
+	// the caller's context carries (an agent calling over "self"); its
+	// approvals and forms become questions to the client too.
+	runCtx := tools.WithApprover(ask.WithAsker(r.ctx, r), mcpApprover{asker: r})
+	if e, ok := c.store.Engine(id); ok {
+		runCtx = components.WithNodeSteps(runCtx, e, id, r.progress)
+	}
+	// Attached before the run starts, so that its first events are sent.
+	r.progress.attach(call.Peer, call.Progress)
+	go func() {
+		res, err := c.store.RunChain(runCtx, id, input, map[string]string{"source": "mcp"}, r.progress)
+		if err != nil && r.ctx.Err() != nil {
+			err = context.Cause(r.ctx)
+		}
+		r.res, r.err = res, err
+		close(r.done)
+		r.cancel(nil)
+		c.waiting.forget(r)
+	}()
+	return r, nil
+}
+
+// Ask implements ask.Asker for the nodes of the run.
+func (r *chainRun) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
+	if err := ask.Check(q); err != nil {
+		return ask.Answer{}, err
+	}
+	if r.legacy != nil {
+		return r.legacy.ask(ctx, q)
+	}
+	r.mu.Lock()
+	if raw, ok := r.early[q.Key()]; ok {
+		delete(r.early, q.Key())
+		if a, err := decodeAnswer(raw, q); err == nil {
+			r.mu.Unlock()
+			return a, nil
+		}
+		// A malformed early answer is no answer: the question is asked.
+	}
+	oq := &openQuestion{key: r.freeKey(q.Key()), q: q, answer: make(chan ask.Answer, 1)}
+	r.open = append(r.open, oq)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case a := <-oq.answer:
+		return a, nil
+	case <-ctx.Done():
+		r.mu.Lock()
+		r.drop(oq)
+		r.mu.Unlock()
+		return ask.Answer{}, context.Cause(ctx)
+	}
+}
+
+// freeKey is key, or key_2, key_3... when a question still open has it.
+// The caller holds r.mu.
+func (r *chainRun) freeKey(key string) string {
+	taken := func(k string) bool {
+		for _, oq := range r.open {
+			if oq.key == k {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(key) {
+		return key
+	}
+	for n := 2; ; n++ {
+		if k := key + "_" + strconv.Itoa(n); !taken(k) {
+			return k
+		}
+	}
+}
+
+// drop removes an open question. The caller holds r.mu.
+func (r *chainRun) drop(oq *openQuestion) {
+	for i, o := range r.open {
+		if o == oq {
+			r.open = append(r.open[:i], r.open[i+1:]...)
+			return
+		}
+	}
+}
+
+// questions are the open questions, keyed as the client must answer them.
+func (r *chainRun) questions() []ask.Question {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	qs := make([]ask.Question, len(r.open))
+	for i, oq := range r.open {
+		qs[i] = oq.q
+		qs[i].ID = oq.key
+	}
+	return qs
+}
+
+// answer hands the client's answers to the open questions they name. It
+// checks every answer first, so a malformed one delivers none; keys that
+// name no open question are ignored.
+func (r *chainRun) answer(responses map[string]json.RawMessage) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type delivery struct {
+		oq *openQuestion
+		a  ask.Answer
+	}
+	var ds []delivery
+	for _, oq := range r.open {
+		raw, ok := responses[oq.key]
+		if !ok {
+			continue
+		}
+		a, err := decodeAnswer(raw, oq.q)
+		if err != nil {
+			return fmt.Errorf("inputResponses[%q]: %w", oq.key, err)
+		}
+		ds = append(ds, delivery{oq, a})
+	}
+	for _, d := range ds {
+		d.oq.answer <- d.a
+		r.drop(d.oq)
+	}
+	return nil
+}
+
+// ask asks a 2025-11-25 client's user, or says why it cannot.
+func (l *legacyAsker) ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
+	if !l.canElicit {
+		return ask.Answer{}, &ask.NotAskedError{Question: q, Why: "the MCP client did not declare the elicitation capability"}
+	}
+	return l.peer.elicit(ctx, q)
+}
+
+// decodeAnswer reads an elicitation result ({action, content}) as the
+// answer to q: the action must be one MCP defines, and accepted content
+// must be an object matching q's schema.
+func decodeAnswer(raw json.RawMessage, q ask.Question) (ask.Answer, error) {
+	var res struct {
+		Action  ask.Action      `json:"action"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return ask.Answer{}, errors.New(`not an elicitation result ({"action": "accept"|"decline"|"cancel", "content": {...}})`)
+	}
+	switch res.Action {
+	case ask.Accept:
+	case ask.Decline, ask.Cancel:
+		return ask.Answer{Action: res.Action}, nil
+	default:
+		return ask.Answer{}, fmt.Errorf(`action %q is not "accept", "decline" or "cancel"`, res.Action)
+	}
+	if len(q.Schema) == 0 {
+		return ask.Answer{Action: ask.Accept, Content: res.Content}, nil
+	}
+	if len(res.Content) == 0 || res.Content[0] != '{' {
+		return ask.Answer{}, errors.New("an accepted answer needs its content, an object")
+	}
+	schema, err := tools.CompileSchema(q.Schema)
+	if err != nil {
+		return ask.Answer{}, fmt.Errorf("the question's schema: %w", err)
+	}
+	if err := schema.Validate(res.Content); err != nil {
+		return ask.Answer{}, fmt.Errorf("the content does not match the requested schema: %w", err)
+	}
+	return ask.Answer{Action: ask.Accept, Content: res.Content}, nil
+}
