@@ -13,11 +13,15 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/limits"
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // Defaults of Config.
@@ -56,13 +60,21 @@ type Config struct {
 	// MaxConcurrentSubagents bounds the sub-agents a run has running at
 	// once; 0 means no limit.
 	MaxConcurrentSubagents int
+	// Limits are the per-session, per-agent and token budgets.
+	Limits Limits
+	// Audit receives the audit records of the agent's tool calls and of
+	// the limits its runs reach; nil records nothing.
+	Audit audit.Sink
 	// Approval says which tool calls need a person (nil: only form tools).
 	Approval *tools.ApprovalPolicy
 }
 
 // Agent runs ReAct loops. It is safe for concurrent runs; all run state is
-// per run.
-type Agent struct{ cfg Config }
+// per run, but for the count of runs in progress (Limits.ConcurrentRuns).
+type Agent struct {
+	cfg     Config
+	running atomic.Int64
+}
 
 // New validates cfg and fills its defaults.
 func New(cfg Config) (*Agent, error) {
@@ -87,6 +99,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	cfg.Limits.fill()
 	return &Agent{cfg: cfg}, nil
 }
 
@@ -115,6 +128,9 @@ type Input struct {
 	// Memory, when set, supplies the conversation the run continues and
 	// keeps what it adds (see Memory).
 	Memory Memory
+	// Policy are the tool policies of the run: the node's, the server's,
+	// and those inherited from the agents above (nil: none).
+	Policy *policy.Restrictions
 }
 
 // Output is what a run produced.
@@ -139,7 +155,10 @@ const (
 // RunError is a failed run. Code is one of the Code* constants.
 type RunError struct {
 	Code string
-	Err  error
+	// Limit names the limit that ended the run (limits.*): with
+	// CodeLimit, and with CodeTimeout (limits.Timeout).
+	Limit string
+	Err   error
 }
 
 func (e *RunError) Error() string { return e.Err.Error() }
@@ -160,6 +179,7 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	if in.RunID == "" {
 		in.RunID = NewID("run-")
 	}
+	sessionKey := sessionKeyOf(&in)
 	if in.ThreadID == "" {
 		in.ThreadID = NewID("thread-")
 	}
@@ -170,7 +190,7 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	// run calls (rule chains, sub-agents, MCP) has this run as its caller.
 	// Usage adds up here and in every run above (a sub-agent's calls count
 	// in its parent's usage).
-	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx))}
+	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx)), sessionKey: sessionKey}
 	p.Model = r.llm().Model()
 	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
 
@@ -189,14 +209,17 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	}
 	st.Emit(events.Event{Type: events.RunStarted, ParentRunID: in.ParentRunID})
 
-	err = r.recall(ctx)
-	var res *aspects.RunOutput
-	if err == nil {
-		res, err = r.lifecycle(ctx)
-	}
-	if err == nil {
-		err = r.keep(ctx, res)
-	}
+	// The limits admit the run before its session's memory is read.
+	res, err := r.admitted(ctx, func(ctx context.Context) (*aspects.RunOutput, error) {
+		if err := r.recall(ctx); err != nil {
+			return nil, err
+		}
+		res, err := r.lifecycle(ctx)
+		if err == nil {
+			err = r.keep(ctx, res)
+		}
+		return res, err
+	})
 	if res != nil {
 		res.Duration = time.Since(start)
 	}
@@ -204,6 +227,9 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	if err != nil {
 		err = r.classify(ctx, err)
 		re := err.(*RunError)
+		if re.Limit != "" {
+			r.limitReached(re, time.Since(start))
+		}
 		if re.Code == CodeCancelled {
 			// AG-UI's own ending for a run stopped by whoever ran it: neither
 			// a success nor a failure of the agent.
@@ -257,7 +283,7 @@ func (r *run) classify(ctx context.Context, err error) error {
 	}
 	switch {
 	case errors.Is(context.Cause(ctx), errRunTimeout):
-		return &RunError{Code: CodeTimeout, Err: fmt.Errorf("%w (%s)", errRunTimeout, r.agent.cfg.Timeout)}
+		return &RunError{Code: CodeTimeout, Limit: limits.Timeout, Err: fmt.Errorf("%w (%s)", errRunTimeout, r.agent.cfg.Timeout)}
 	case ctx.Err() != nil:
 		return &RunError{Code: CodeCancelled, Err: fmt.Errorf("the run was cancelled: %w", context.Cause(ctx))}
 	case errors.Is(err, aspects.ErrRefused):

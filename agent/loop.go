@@ -37,6 +37,15 @@ type run struct {
 	// ids such as "call_0" every turn, which would make two calls of one
 	// run indistinguishable to clients and to the model.
 	callIDs map[string]int
+
+	// sessionKey keys the per-session limits (not a conversation session:
+	// see sessionKeyOf); sessionAdded is what the run has added to the
+	// session's token count so far.
+	sessionKey   string
+	sessionAdded int64
+	// toolsJSON is the tools array offered last, built from ownJSON (see
+	// offered).
+	toolsJSON, ownJSON []byte
 }
 
 // uniqueCallID returns id, or id with a suffix if the run already used it.
@@ -67,7 +76,9 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	cfg := &r.agent.cfg
 	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
 		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
-		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval}
+		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval, Policy: r.in.Policy, Audit: cfg.Audit,
+		ParentRunID: r.in.ParentRunID, SessionKey: r.sessionKey}
+	r.tools.SessionCalls = r.sessionCalls()
 
 	conv := make([]events.Message, 0, len(input.Messages)+8)
 	if sp := r.systemPrompt(ctx, input.SystemPrompt); sp != "" {
@@ -77,14 +88,16 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	firstNew := len(conv)
 
 	out := &aspects.RunOutput{}
-	toolsJSON := r.caller.toolsJSON(cfg.Tools.ToolsJSON(), func(name string) bool { return cfg.Tools.Lookup(name) != nil })
 	for step := 1; ; step++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if err := r.checkBudget(ctx); err != nil {
+			return nil, err
+		}
 		final := step > cfg.MaxStep
 		r.point.Step = step
-		turn, err := r.turn(ctx, step, conv, toolsJSON, final)
+		turn, err := r.turn(ctx, step, conv, r.offered(), final)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +151,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 // the context the caller gave.
 func (r *run) systemPrompt(ctx context.Context, own string) string {
 	parts := make([]string, 0, 3)
-	for _, p := range []string{own, r.agent.cfg.Tools.SystemPrompt(ctx), r.caller.contextPrompt()} {
+	for _, p := range []string{own, r.agent.cfg.Tools.SystemPromptFor(ctx, r.tools), r.caller.contextPrompt()} {
 		if p != "" {
 			parts = append(parts, p)
 		}
@@ -167,14 +180,7 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	}
 	req := &aspects.LLMRequest{Messages: msgs}
 	if !final {
-		req.ToolNames = cfg.Tools.Names()
-		if r.caller != nil {
-			for _, t := range r.caller.Tools {
-				if cfg.Tools.Lookup(t.Name) == nil {
-					req.ToolNames = append(req.ToolNames, t.Name)
-				}
-			}
-		}
+		req.ToolNames = r.offeredNames()
 	}
 	if err := cfg.Aspects.BeforeLLM(ctx, r.point, req); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // Config is the configuration of an ai/agent node. Its tags describe each
@@ -44,6 +45,8 @@ type Config struct {
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
 	Approval               map[string]any `json:"approval" label:"Approval" desc:"Tool calls that need a person before they run: {tools: [globs], commands: [bash command patterns], timeout: \"10m\"}. The run pauses with an AG-UI interrupt; no answer within the timeout means deny."`
 	Session                map[string]any `json:"session" label:"Session" desc:"Conversation memory between runs: {scope: none|global|user|thread|user_thread, name, memory: full|final|tool_summaries, toolResultLimit, maxHistoryMessages, maxHistoryTokens, compaction: {keepTurns, prompt}, ttl, allowedModels}. See README, Sessions and memory."`
+	Policy                 map[string]any `json:"policy" label:"Tool policy" desc:"Which tools the agent may use: {profile: full|coding|readonly|minimal, allow, deny, alsoAllow, subagentDeny}; entries are tool names, globs (web_*) or groups (group:fs, group:runtime, group:web, group:mcp, group:mcp:<server>, group:agents, group:chains). Deny is final; an empty allow list allows nothing. The server's --policy applies too."`
+	Limits                 map[string]any `json:"limits" label:"Limits and budgets" desc:"{toolCallsPerHour (per session), tokensPerRun, tokensPerSession, sessionIdle (how long a session's token count is kept, default 24h), concurrentRuns}; 0 or absent means no limit. A session is the caller's threadId, else its userId."`
 }
 
 // defaultConfig holds the documented defaults.
@@ -97,6 +100,8 @@ type parsed struct {
 	systemPrompt string
 	approval     *tools.ApprovalPolicy
 	session      *sessionSpec
+	policy       *policy.Policy
+	limits       agent.Limits
 }
 
 func (c *Config) parse() (*parsed, error) {
@@ -178,6 +183,9 @@ func (c *Config) parse() (*parsed, error) {
 		}
 	}
 	if p.session, err = parseSession(c.Session); err != nil {
+		return nil, err
+	}
+	if err := p.parseGovernance(c); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -26,6 +26,7 @@ import (
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
 	mcptool "github.com/ruleagent/ruleagent/tools/mcp"
+	"github.com/ruleagent/ruleagent/tools/policy"
 	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
@@ -56,6 +57,11 @@ type AgentNode struct {
 	vars     map[string]string
 	globals  map[string]string
 	session  *agentSession
+	// gov is the host's governance; policies are the server's and the
+	// node's tool policies, the restrictions of a run nobody above limits.
+	gov      *Governance
+	policy   *policy.Policy
+	policies *policy.Restrictions
 
 	streamOnce sync.Once
 	streamConn bool
@@ -113,6 +119,12 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	}
 	n.vars = stringMap(base.NodeUtils.GetVars(configuration))
 	n.globals = rc.Properties.Values()
+	n.gov = governanceOf(rc)
+	n.policy = p.policy
+	n.policies = (*policy.Restrictions)(nil).With(policy.LayerServer, n.gov.Policy).With(policy.NodeLayer(n.chainID, n.nodeID), n.policy)
+	if p.limits.Store == nil {
+		p.limits.Store = n.gov.Limits
+	}
 
 	n.scrubber = scrub.New()
 	for _, ep := range p.llm.Endpoints {
@@ -149,7 +161,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 		n.agent, err = agent.New(agent.Config{LLM: client, Tools: n.tools, Aspects: am, MaxStep: n.Config.MaxStep,
 			MaxToolOutputLength: n.Config.MaxToolOutputLength, ParallelToolCalls: n.Config.ParallelToolCalls,
 			RepeatLimit: n.Config.RepeatLimit, MaxToolCalls: n.Config.MaxToolCalls, Timeout: p.timeout,
-			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents, Approval: p.approval})
+			MaxConcurrentSubagents: n.Config.MaxConcurrentSubagents, Approval: p.approval, Limits: p.limits, Audit: n.gov.Audit})
 	}
 	if err != nil {
 		n.tools.Close()
@@ -210,6 +222,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		Stream:   len(sinks) > 0,
 		Bind:     tools.BindValues{Metadata: md, Vars: n.vars, Global: n.globals},
 		Scrubber: n.scrubber.Child(),
+		Policy:   n.restrictions(goctx),
 	}
 	if in.RunID == "" {
 		in.RunID = agent.NewID("run-")
@@ -251,6 +264,18 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		m.PutValue("sessionId", conv.ID())
 	}
 	t.success(msg)
+}
+
+// restrictions are the tool policies of a run: those of the agents above
+// it (a caller's restrictions travel in the context, through rule-chain
+// tools, sub-agents and the self MCP server alike), the server's and the
+// node's own.
+func (n *AgentNode) restrictions(ctx context.Context) *policy.Restrictions {
+	inherited := policy.FromContext(ctx)
+	if inherited == nil {
+		return n.policies
+	}
+	return inherited.With(policy.LayerServer, n.gov.Policy).With(policy.NodeLayer(n.chainID, n.nodeID), n.policy)
 }
 
 // Destroy implements types.Node: it closes the tools' resources.
@@ -308,6 +333,9 @@ func (t *terminal) failure(msg types.RuleMsg, err error) {
 		code = re.Code
 	}
 	msg.Metadata.PutValue("errorCode", code)
+	if re != nil && re.Limit != "" {
+		msg.Metadata.PutValue("errorLimit", re.Limit)
+	}
 	t.ctx.TellFailure(msg, err)
 }
 

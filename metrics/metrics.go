@@ -77,7 +77,33 @@ var (
 	}, []string{"kind"})
 )
 
+// Governance collectors: limits reached, tool policy refusals and the
+// audit log.
+var (
+	// LimitHits counts limits reached, by limit (maxToolCalls,
+	// toolCallsPerHour, tokensPerRun, tokensPerSession, concurrentRuns,
+	// timeout).
+	LimitHits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_limit_hits_total", Help: "Limits reached, by limit.",
+	}, []string{"limit"})
+	// PolicyDenials counts tool calls a tool policy refused, by the rule
+	// that refused them (deny, subagentDeny, allow, profile).
+	PolicyDenials = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_policy_denials_total", Help: "Tool calls refused by a tool policy, by rule.",
+	}, []string{"rule"})
+	// AuditRecords counts the records written to the audit log.
+	AuditRecords = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "ruleagent_audit_records_total", Help: "Records written to the audit log.",
+	})
+	// AuditDropped counts the audit records that could not be written, by
+	// reason (queue_full, write_error, closed).
+	AuditDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_audit_dropped_total", Help: "Audit records not written, by reason.",
+	}, []string{"reason"})
+)
+
 func init() {
+	Registry.MustRegister(LimitHits, PolicyDenials, AuditRecords, AuditDropped)
 	Registry.MustRegister(ChainRuns, ChainRunDuration, ActiveRuns, ActiveStreams)
 	Registry.MustRegister(Runs, RunDuration, LLMRequests, Tokens, Chunks, ToolCalls, ToolDuration, ToolOutputBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

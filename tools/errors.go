@@ -3,6 +3,9 @@ package tools
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ruleagent/ruleagent/tools/limits"
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // Error kinds. Test them with errors.Is; never match error strings.
@@ -13,8 +16,13 @@ var (
 	ErrInvalidArgs = errors.New("invalid arguments")
 	// ErrExecutionFailed: the tool ran and failed.
 	ErrExecutionFailed = errors.New("execution failed")
-	// ErrPolicyDenied: a policy refused the call (permission denied).
-	ErrPolicyDenied = errors.New("permission denied")
+	// ErrPolicyDenied: a policy refused the call (permission denied): a
+	// tool policy (its errors are *policy.Denial) or a tool's own policy
+	// (bash's command policy, web_fetch's network policy).
+	ErrPolicyDenied = policy.ErrDenied
+	// ErrLimitExceeded: a limit refused the call (maxToolCalls,
+	// toolCallsPerHour); its errors are *limits.Exceeded.
+	ErrLimitExceeded = limits.ErrExceeded
 	// ErrFileNotFound: a file or directory the call names does not exist.
 	ErrFileNotFound = errors.New("file not found")
 	// ErrInvalidPath: a path is malformed or escapes the workspace.
@@ -70,7 +78,7 @@ func (e *Error) Unwrap() []error {
 
 // KindOf returns the kind of err, or ErrExecutionFailed when err carries none.
 func KindOf(err error) error {
-	for _, k := range []error{ErrApprovalDenied, ErrRepeatedCall, ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
+	for _, k := range []error{ErrApprovalDenied, ErrRepeatedCall, ErrLimitExceeded, ErrPolicyDenied, ErrInvalidArgs, ErrInvalidPath, ErrFileNotFound, ErrTimeout, ErrNotFound, ErrExecutionFailed} {
 		if errors.Is(err, k) {
 			return k
 		}
@@ -86,6 +94,8 @@ func KindName(err error) string {
 		return "approval_denied"
 	case ErrPolicyDenied:
 		return "permission_denied"
+	case ErrLimitExceeded:
+		return "limit_exceeded"
 	case ErrInvalidArgs:
 		return "invalid_args"
 	case ErrInvalidPath:

@@ -10,7 +10,10 @@ import (
 	"sync/atomic"
 
 	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools/limits"
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // Scrubber redacts secrets from text (see package tools/scrub).
@@ -44,12 +47,39 @@ type Run struct {
 	// Approval says which calls need a person (nil: none but forms).
 	Approval *ApprovalPolicy
 
+	// Policy are the tool policies that apply to the run: the tools they
+	// refuse are left out of what the model is offered (Set.Offered) and
+	// refused when called anyway; the chains and agents a call runs
+	// inherit them (Restrictions.Nested). Nil allows every tool.
+	Policy *policy.Restrictions
+	// SessionCalls bounds the tool calls of the run's session per hour.
+	SessionCalls SessionCalls
+	// Audit receives a record of every call; nil records nothing.
+	Audit audit.Sink
+	// ParentRunID and SessionKey identify the run in audit records.
+	ParentRunID string
+	SessionKey  string
+
 	calls     atomic.Int64
 	ids       atomic.Int64
 	subOnce   sync.Once
 	subagents chan struct{}
 	repeats   sync.Map // uint64 hash -> *atomic.Int32
 	buf       sync.Pool
+
+	// offer is what the model was last offered of the set, for the
+	// catalog it was made from (see Set.Offered).
+	offerMu sync.Mutex
+	offer   *offer
+}
+
+// SessionCalls is the per-session hourly tool-call limit
+// (limits.ToolCallsPerHour): at most PerHour calls in any hour under Key in
+// Store. A zero PerHour is no limit.
+type SessionCalls struct {
+	Store   limits.Store
+	Key     string
+	PerHour int
 }
 
 // BindValues are the sources of bound parameters.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // Provider builds the tools of a non-builtin tool type (rulechain, agent,
@@ -60,8 +62,10 @@ type Entry struct {
 	Timeout  time.Duration
 	// ResponseSchema, when set, makes every call a form a person answers.
 	ResponseSchema json.RawMessage
-	schema         *Schema
-	metrics        entryMetrics
+	// Ref is what tool policies know of the tool.
+	Ref     policy.Tool
+	schema  *Schema
+	metrics entryMetrics
 }
 
 type entryMetrics struct {
@@ -82,11 +86,19 @@ type Set struct {
 type catalog struct {
 	entries []*Entry
 	byName  map[string]*Entry
+	names   []string
 	// toolsJSON is the OpenAI `tools` array, encoded once: re-encoding the
 	// schemas on every request was a large share of the existing
-	// implementation's CPU.
+	// implementation's CPU. spans[i] is where entries[i] sits in it, so
+	// that the part a policy allows is cut from it without encoding.
 	toolsJSON []byte
-	prompters []PromptContributor
+	spans     [][2]int
+	prompters []prompter
+}
+
+type prompter struct {
+	p   PromptContributor
+	ref policy.Tool
 }
 
 // Build makes the tool set of a tools array. Every error is a *ConfigError
@@ -177,7 +189,11 @@ func newEntry(group string, t Tool, spec Spec) (*Entry, error) {
 	if timeout == 0 && (spec.Type == TypeRuleChain || spec.Type == TypeAgent) {
 		timeout = DefaultChainTimeout
 	}
-	e := &Entry{Group: group, Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, schema: schema,
+	ref := policy.Tool{Name: info.Name, Kind: spec.Type}
+	if spec.Type == TypeMCP {
+		ref.Server = policy.ServerOf(info.Name)
+	}
+	e := &Entry{Group: group, Tool: t, Info: info, Type: spec.Type, TargetID: spec.TargetID, Timeout: timeout, Ref: ref, schema: schema,
 		ResponseSchema: spec.ResponseSchema}
 	e.metrics = entryMetrics{
 		ok:       metrics.ToolCalls.WithLabelValues(info.Name, "ok"),
@@ -189,19 +205,22 @@ func newEntry(group string, t Tool, spec Spec) (*Entry, error) {
 }
 
 func newCatalog(entries []*Entry) (*catalog, error) {
-	c := &catalog{entries: entries, byName: make(map[string]*Entry, len(entries))}
+	c := &catalog{entries: entries, byName: make(map[string]*Entry, len(entries)), names: make([]string, len(entries)),
+		spans: make([][2]int, len(entries))}
 	b := []byte{'['}
 	for i, e := range entries {
 		if _, dup := c.byName[e.Info.Name]; dup {
 			return nil, &ConfigError{Path: "tools", Msg: fmt.Sprintf("two tools are named %q; names the model sees must be unique (rename one with \"name\")", e.Info.Name)}
 		}
 		c.byName[e.Info.Name] = e
+		c.names[i] = e.Info.Name
 		if p, ok := e.Tool.(PromptContributor); ok {
-			c.prompters = append(c.prompters, p)
+			c.prompters = append(c.prompters, prompter{p: p, ref: e.Ref})
 		}
 		if i > 0 {
 			b = append(b, ',')
 		}
+		c.spans[i][0] = len(b)
 		b = append(b, `{"type":"function","function":{"name":`...)
 		b = events.AppendString(b, e.Info.Name)
 		b = append(b, `,"description":`...)
@@ -209,6 +228,7 @@ func newCatalog(entries []*Entry) (*catalog, error) {
 		b = append(b, `,"parameters":`...)
 		b = append(b, e.Info.Parameters...)
 		b = append(b, `}}`...)
+		c.spans[i][1] = len(b)
 	}
 	c.toolsJSON = append(b, ']')
 	return c, nil
@@ -238,14 +258,13 @@ func (s *Set) Lookup(name string) *Entry {
 	return s.cat.Load().byName[name]
 }
 
-// Names lists the tool names in declaration order.
+// Names lists the tool names in declaration order, whatever a policy
+// says (see Offered for what the model may see).
 func (s *Set) Names() []string {
-	es := s.Entries()
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Info.Name
+	if s == nil || s.cat.Load() == nil {
+		return nil
 	}
-	return out
+	return slices.Clone(s.cat.Load().names)
 }
 
 // ToolsJSON is the OpenAI `tools` request array, encoded once.
@@ -257,13 +276,24 @@ func (s *Set) ToolsJSON() []byte {
 }
 
 // SystemPrompt collects what the tools add to the system prompt.
-func (s *Set) SystemPrompt(ctx context.Context) string {
+func (s *Set) SystemPrompt(ctx context.Context) string { return s.SystemPromptFor(ctx, nil) }
+
+// SystemPromptFor collects what the tools run r's policy allows add to the
+// system prompt: a denied tool says nothing to the model.
+func (s *Set) SystemPromptFor(ctx context.Context, r *Run) string {
 	if s == nil || s.cat.Load() == nil {
 		return ""
 	}
+	var rs *policy.Restrictions
+	if r != nil {
+		rs = r.Policy
+	}
 	var parts []string
 	for _, p := range s.cat.Load().prompters {
-		if t := strings.TrimSpace(p.SystemPrompt(ctx)); t != "" {
+		if !rs.Decide(p.ref).Allowed() {
+			continue
+		}
+		if t := strings.TrimSpace(p.p.SystemPrompt(ctx)); t != "" {
 			parts = append(parts, t)
 		}
 	}

@@ -12,7 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
+	"github.com/ruleagent/ruleagent/tools/limits"
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // Call is one tool call as the model made it.
@@ -64,7 +68,11 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		ac = &aspects.ToolCall{ID: c.ID, Name: c.Name, Args: args, ToolType: meta.ToolType, TargetID: meta.TargetID}
 	}
 
-	res, err := s.guard(ctx, r, e, c, args, &p, ac, &meta)
+	var (
+		dec  policy.Decision
+		appr *audit.Decision // a person's decision, kept for the audit log
+	)
+	res, err := s.guard(ctx, r, e, c, args, &p, ac, &meta, &dec)
 	// A refused call is announced too: the model made it, and the client
 	// shows it with its refusal. ARGS always carries the model's arguments.
 	if !c.Announced {
@@ -74,11 +82,22 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		if ac != nil {
 			args = ac.Args
 		}
-		var answered bool
-		before := args
-		if res, args, answered, err = s.approve(ctx, r, e, c, args); err == nil && !answered {
-			meta.ArgsRewritten = meta.ArgsRewritten || !bytes.Equal(before, args)
-			res, err = execute(ctx, r, e, c, args)
+		var (
+			answered bool
+			approved json.RawMessage
+		)
+		actx := ctx
+		if r.Audit != nil {
+			appr = new(audit.Decision)
+			actx = recordApproval(ctx, appr)
+		}
+		// On a refusal the model's arguments stay what the audit records.
+		if res, approved, answered, err = s.approve(actx, r, e, c, args); err == nil {
+			meta.ArgsRewritten = meta.ArgsRewritten || !bytes.Equal(args, approved)
+			args = approved
+			if !answered {
+				res, err = execute(ctx, r, e, c, args)
+			}
 		}
 	}
 	out := Outcome{Result: res, Err: err, Duration: time.Since(start)}
@@ -110,26 +129,48 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	meta.IsError = out.IsError
 	meta.ErrorKind = out.Kind
 	r.Sink.Emit(events.Event{Type: events.ToolCallResult, MessageID: r.nextID(), ToolCallID: c.ID, Content: out.Content, Meta: meta})
+	if r.Audit != nil {
+		if appr == nil {
+			appr = new(audit.Decision)
+		}
+		r.Audit.Record(auditCall(r, e, c, args, &dec, appr, &out, meta.ArgsRewritten))
+	}
 	return out
 }
 
-// guard runs the checks before a call may run: the tool exists, the
-// arguments match its schema, the budget and repeat guard allow it, and the
-// ToolCallBefore aspects do not refuse it.
-func (s *Set) guard(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage, p *aspects.Point, ac *aspects.ToolCall, meta *events.Meta) (Result, error) {
+// guard runs the checks before a call may run: the tool exists, the tool
+// policies allow it (dec receives their decision), the arguments match its
+// schema, the limits and the repeat guard allow it, and the ToolCallBefore
+// aspects do not refuse it.
+func (s *Set) guard(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage, p *aspects.Point, ac *aspects.ToolCall, meta *events.Meta,
+	dec *policy.Decision) (Result, error) {
 	if e == nil {
-		return Result{}, Errorf(ErrNotFound, "there is no tool named %q; available tools: %v", c.Name, s.Names())
+		// Only the tools the model may use are named: a denied tool is not
+		// advertised here either.
+		_, names := s.Offered(r)
+		return Result{}, Errorf(ErrNotFound, "there is no tool named %q; available tools: %v", c.Name, names)
+	}
+	// A tool that was offered once may be denied now (the set or the
+	// policy changed), and a model may call a tool it was never offered:
+	// the policy is checked on every call, before anything else about it.
+	if *dec = r.Policy.Decide(e.Ref); !dec.Allowed() {
+		metrics.PolicyDenials.WithLabelValues(dec.Rule).Inc()
+		return Result{}, dec.Err()
 	}
 	if err := e.schema.Validate(args); err != nil {
 		return Result{}, err
 	}
 	if n := r.calls.Add(1); r.MaxCalls > 0 && int(n) > r.MaxCalls {
-		return Result{}, Errorf(ErrPolicyDenied, "the run's budget of %d tool calls is spent; answer with what you have", r.MaxCalls)
+		return Result{}, limits.Hit(limits.MaxToolCalls, int64(r.MaxCalls), n,
+			"the run's budget of %d tool calls is spent (maxToolCalls); answer with what you have", r.MaxCalls)
 	}
 	if r.RepeatLimit > 0 {
 		if n := r.repeat(c.Name, args); n >= r.RepeatLimit {
 			return Result{}, Errorf(ErrRepeatedCall, "%s was already called %d times with these exact arguments; repeating it will not give a different result. Change the arguments, try another approach, or answer with what you have", c.Name, n-1)
 		}
+	}
+	if err := r.SessionCalls.take(ctx); err != nil {
+		return Result{}, err
 	}
 	if ac != nil {
 		before := ac.Args
@@ -153,6 +194,11 @@ func execute(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.Timeout)
 		defer cancel()
+	}
+	if r.Policy != nil {
+		// Whatever the call runs (a rule chain, a sub-agent, an agent
+		// behind the self MCP server) inherits the run's restrictions.
+		ctx = policy.WithRestrictions(ctx, r.Policy.Nested())
 	}
 	ctx = WithCall(ctx, &CallInfo{RunID: r.Point.RunID, ThreadID: r.Point.ThreadID, ToolCallID: c.ID, ToolName: c.Name,
 		ChainID: r.Point.ChainID, NodeID: r.Point.NodeID, UserID: r.Point.UserID, Run: r})

@@ -17,9 +17,15 @@ import (
 
 func testSet(t testing.TB, tools ...Tool) *Set {
 	t.Helper()
+	return setWith(t, func(tl Tool) Spec { return Spec{Type: TypeBuiltin, Timeout: testTimeout(tl)} }, tools...)
+}
+
+// setWith builds a set of tools, each entry from the spec spec gives it.
+func setWith(t testing.TB, spec func(Tool) Spec, tools ...Tool) *Set {
+	t.Helper()
 	var entries []*Entry
 	for _, tl := range tools {
-		e, err := newEntry("tools[0]", tl, Spec{Type: TypeBuiltin, Timeout: testTimeout(tl)})
+		e, err := newEntry("tools[0]", tl, spec(tl))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +166,7 @@ func TestInvokeAnnouncedAndGuards(t *testing.T) {
 	var rec events.Recorder
 	r := &Run{Sink: &rec, RepeatLimit: 3, MaxCalls: 4}
 	args := json.RawMessage(`{"a":1,"b":2}`)
-	for i, wantKind := range []string{"", "", "repeated_call", "", "permission_denied"} {
+	for i, wantKind := range []string{"", "", "repeated_call", "", "limit_exceeded"} {
 		a := args
 		if i == 3 {
 			a = json.RawMessage(`{"b":2, "a":1}`) // different arguments

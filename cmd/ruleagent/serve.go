@@ -34,6 +34,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	grace := fs.Duration("grace", 30*time.Second, "on shutdown, how long runs in progress may go on before they are cancelled")
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
+	policyF := fs.String("policy", os.Getenv("RULEAGENT_POLICY"), "server-wide tool policy, binding every agent: a JSON object such as '{\"deny\":[\"group:runtime\"]}' or the path of a JSON file (RULEAGENT_POLICY)")
+	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
 	var globalsF globalFlag
 	var corsF, epTypes, epBind listFlag
 	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
@@ -66,7 +68,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("--session-store: %w", err)
 	}
 	defer sess.Close()
-	cfg := server.NewConfig(g)
+	gov, closeAudit, err := governance(*policyF, *auditF, *data, logger)
+	if err != nil {
+		return err
+	}
+	// Deferred before the store's Close, so it runs after it: every run
+	// has ended before the audit log is closed.
+	defer closeAudit()
+	cfg := server.WithGovernance(server.NewConfig(g), gov)
 	components.RegisterSessions(&cfg, sess)
 	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger,
 		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
@@ -89,6 +98,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// Shutdown does not wait for them.
 	srv.RegisterOnShutdown(store.CloseMCPSessions)
 	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "")
+	governanceBanner(stdout, gov, *policyF)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -181,5 +183,65 @@ func TestServeRefusesAnOpenAddressWithoutToken(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"serve", "--log-format", "xml"}, nil, &out, &errb); code != exitUsage {
 		t.Fatalf("bad log format: exit %d", code)
+	}
+}
+
+// --policy binds every agent the server runs, and every tool call lands in
+// the audit log under --data; a policy the server cannot read stops it
+// before it listens.
+func TestServePolicyAndAudit(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+		if res := r.ToolResults(); len(res) > 0 {
+			return llmtest.Reply(res[0].Content)
+		}
+		return llmtest.Calls(llmtest.Call("get_order_status", `{"orderId":"A-1001"}`))
+	}))
+	setLLM(t, srv.URL)
+	data := t.TempDir()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr, out, logs, exit := serve(t, ctx, "--chains", repoChain(""), "--data", data, "--policy", `{"deny":["group:chains"]}`)
+	if !strings.Contains(out.String(), `policy: {"deny":["group:chains"]}`) || !strings.Contains(out.String(), "audit: "+filepath.Join(data, "audit")) {
+		t.Fatalf("banner: %s", out)
+	}
+	resp, err := http.Post("http://"+addr+"/api/v1/chains/support-agent/run", "application/json",
+		strings.NewReader(`{"input":"Where is A-1001?","metadata":{"userId":"u-7"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans struct{ Data, RunID string }
+	json.NewDecoder(resp.Body).Decode(&ans)
+	resp.Body.Close()
+	if !strings.Contains(ans.Data, "get_order_status is denied by the server's tool policy (deny group:chains)") {
+		t.Fatalf("answer %q", ans.Data)
+	}
+	if got := srv.Requests()[0].ToolNames(); len(got) != 0 {
+		t.Fatalf("offered %v", got)
+	}
+	stop()
+	if code := <-exit; code != 0 {
+		t.Fatalf("exit %d: %s", code, logs)
+	}
+	// The log is closed on shutdown, after the runs: the record is on disk.
+	files, _ := filepath.Glob(filepath.Join(data, "audit", "audit-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("audit files %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	var rec map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(b), &rec); err != nil {
+		t.Fatalf("audit %q: %v", b, err)
+	}
+	if rec["tool"] != "get_order_status" || rec["outcome"] != "denied" || rec["runId"] != ans.RunID || rec["userId"] != "u-7" || rec["chainId"] != "support-agent" {
+		t.Fatalf("audit record %v", rec)
+	}
+	if st, _ := os.Stat(files[0]); st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", st.Mode().Perm())
+	}
+
+	var o, e bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--addr", freeAddr(t), "--data", t.TempDir(), "--policy", `{"profile":"open"}`}, nil, &o, &e); code != exitUsage ||
+		!strings.Contains(e.String(), `--policy: policy: profile: unknown profile "open"`) {
+		t.Fatalf("bad policy: exit %d: %s", code, e.String())
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
 // selfTransport is the in-process transport of a "self" entry. Like
@@ -92,9 +94,15 @@ func (t *selfTransport) notify(n mcp.JSONRPCNotification) {
 // detached is a context that ends with ctx but carries none of its values:
 // a call to "self" from a chain that is itself serving an MCP request must
 // not hand that request's transport state (its HTTP headers, its session)
-// to the server, which would judge the inner request by them.
+// to the server, which would judge the inner request by them. The one value
+// it keeps is the calling run's tool-policy restrictions: an agent reached
+// through "self" is bound by its caller's policies, as a sub-agent is.
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	inner, cancel := context.WithCancelCause(context.Background())
+	base := context.Background()
+	if rs := policy.FromContext(ctx); rs != nil {
+		base = policy.WithRestrictions(base, rs)
+	}
+	inner, cancel := context.WithCancelCause(base)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	return inner, func() {
 		stop()
