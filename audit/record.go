@@ -56,7 +56,8 @@ type Decision struct {
 	Layer string `json:"layer,omitempty"`
 	// Rule is the kind of rule. A tool policy's: deny, subagentDeny, allow,
 	// profile, alsoAllow, or default (no profile nor allow list). An
-	// approval's: approve, edit (approved with edited arguments), answer (a
+	// approval's: approve, edit (approved with edited arguments), always
+	// (approved "always" earlier in the thread: nobody was asked), answer (a
 	// form answered), deny (denied, or nobody answered in time),
 	// unanswered (the approval failed) or unavailable (nobody can approve
 	// calls of this run).

@@ -413,4 +413,22 @@ func TestGovernanceApprovalIsAudited(t *testing.T) {
 		strings.Contains(denied.Approval.Reason, leakedKey) || !strings.Contains(denied.Approval.Reason, "not with") || string(denied.Args) != `{"path":"missing.txt"}` {
 		t.Fatalf("denied %+v %+v", denied, denied.Approval)
 	}
+
+	// Approved "always": the same call later on the thread asks nobody,
+	// and its record says why it ran.
+	first := e.run("careful", "read it", "t-always", nil)
+	if first.Outcome != "interrupt" {
+		t.Fatalf("first run %+v", first)
+	}
+	if status, body := e.post("/api/v1/runs/"+first.RunID+"/resume", map[string]any{"resume": []any{
+		map[string]any{"interruptId": first.Interrupts[0].ID, "status": "resolved", "payload": map[string]any{"approved": true, "always": true}}}}); status != http.StatusOK {
+		t.Fatalf("resume %d %s", status, body)
+	}
+	if again := e.run("careful", "read it", "t-always", nil); again.Outcome != OutcomeSuccess {
+		t.Fatalf("the same call on the thread asked again: %+v", again)
+	}
+	recs = e.records()
+	if last := recs[len(recs)-1]; last.Approval == nil || last.Approval.Rule != "always" || last.Approval.Effect != "allow" {
+		t.Fatalf("remembered approval %+v", last.Approval)
+	}
 }

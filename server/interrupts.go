@@ -123,7 +123,7 @@ func callKey(req tools.ApprovalRequest) string {
 func (st *runState) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalDecision, error) {
 	key := callKey(req)
 	if len(req.ResponseSchema) == 0 && st.s.interrupts.allowed(st.req.ThreadID, key) {
-		return tools.ApprovalDecision{Approved: true}, nil
+		return tools.ApprovalDecision{Approved: true, Remembered: true}, nil
 	}
 	in := &interrupt{req: req, key: key, thread: st.req.ThreadID, answer: make(chan answer, 1)}
 	in.ev = events.Interrupt{ID: agent.NewID("int-"), ToolCallID: req.ToolCallID,

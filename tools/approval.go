@@ -78,6 +78,9 @@ type ApprovalDecision struct {
 	Args json.RawMessage
 	// Answer is the form's answer (see ApprovalRequest.ResponseSchema).
 	Answer json.RawMessage
+	// Remembered: nobody was asked, the person approved this exact call
+	// "always" earlier in the thread.
+	Remembered bool
 }
 
 // Approver asks a person. Approve blocks until the answer, the request's

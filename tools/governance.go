@@ -58,6 +58,8 @@ func (a *approvalRecorder) Approve(ctx context.Context, req ApprovalRequest) (Ap
 		rec.Effect, rec.Rule = string(policy.Allow), "answer"
 	case len(d.Args) > 0 && !bytes.Equal(d.Args, req.Args):
 		rec.Effect, rec.Rule = string(policy.Allow), "edit"
+	case d.Remembered:
+		rec.Effect, rec.Rule = string(policy.Allow), "always"
 	default:
 		rec.Effect, rec.Rule = string(policy.Allow), "approve"
 	}
