@@ -34,6 +34,7 @@ type endpoint struct {
 	provider string
 	stream   bodyPrefix
 	plain    bodyPrefix
+	echo     reasoningEcho
 	breakerM sync.Mutex
 	openTill time.Time
 	cooldown time.Duration
@@ -99,6 +100,9 @@ func NewClient(cfg LLMConfig) (*Client, error) {
 		}
 		ep := &endpoint{Endpoint: e, oa: openai.Client{Options: opts}, provider: providerOf(e.URL)}
 		var err error
+		if ep.echo, err = parseReasoningEcho(params); err != nil {
+			return nil, err
+		}
 		for _, stream := range []bool{true, false} {
 			fields, ferr := bodyFields(e.Model, params, stream)
 			if ferr != nil {
@@ -241,7 +245,7 @@ func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Delta
 	if stream {
 		prefix = ep.stream
 	}
-	body := prefix.appendBody((*bp)[:0], req)
+	body := prefix.appendBody((*bp)[:0], req, ep.echo)
 	*bp = body
 	var resp *http.Response
 	opts := []option.RequestOption{option.WithRequestBody("application/json", body)}

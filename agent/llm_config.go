@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ruleagent/ruleagent/events"
 )
 
 // Endpoint is one OpenAI-compatible server and the model to use on it.
@@ -34,6 +36,41 @@ type Params struct {
 	// ExtraFields are added to the request body as they are; a dotted key
 	// nests ("thinking.type": "enabled" sends {"thinking":{"type":"enabled"}}).
 	ExtraFields map[string]any `json:"extraFields,omitempty"`
+	// ReasoningEcho says which earlier assistant messages carry their
+	// reasoning back to the model, as reasoning_content: "none" (the
+	// default; most providers ignore it or refuse it), "toolCalls" (those
+	// that call tools: what thinking models with tool use require within a
+	// turn) or "all".
+	ReasoningEcho string `json:"reasoningEcho,omitempty"`
+}
+
+// reasoningEcho is a parsed Params.ReasoningEcho.
+type reasoningEcho uint8
+
+const (
+	echoNone reasoningEcho = iota
+	echoToolCalls
+	echoAll
+)
+
+func parseReasoningEcho(p *Params) (reasoningEcho, error) {
+	if p == nil {
+		return echoNone, nil
+	}
+	switch p.ReasoningEcho {
+	case "", "none":
+		return echoNone, nil
+	case "toolCalls":
+		return echoToolCalls, nil
+	case "all":
+		return echoAll, nil
+	}
+	return echoNone, fmt.Errorf("params.reasoningEcho: %q is not one of none, toolCalls, all", p.ReasoningEcho)
+}
+
+// carries reports whether an assistant message sends its reasoning back.
+func (e reasoningEcho) carries(m *events.Message) bool {
+	return m.Reasoning != "" && (e == echoAll || e == echoToolCalls && len(m.ToolCalls) > 0)
 }
 
 // LLMConfig configures a Client.

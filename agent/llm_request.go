@@ -31,15 +31,16 @@ func newBodyPrefix(fields map[string]any) (bodyPrefix, error) {
 	return bodyPrefix(b[:len(b)-1]), nil
 }
 
-// appendBody appends the whole request body for req to dst.
-func (p bodyPrefix) appendBody(dst []byte, req *Request) []byte {
+// appendBody appends the whole request body for req to dst; echo says
+// which assistant messages carry their reasoning back.
+func (p bodyPrefix) appendBody(dst []byte, req *Request, echo reasoningEcho) []byte {
 	dst = append(dst, p...)
 	dst = append(dst, `,"messages":[`...)
 	for i := range req.Messages {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendMessage(dst, &req.Messages[i])
+		dst = appendMessage(dst, &req.Messages[i], echo)
 	}
 	dst = append(dst, ']')
 	switch {
@@ -66,7 +67,7 @@ func (p bodyPrefix) appendBody(dst []byte, req *Request) []byte {
 }
 
 // appendMessage encodes one message in the OpenAI chat format.
-func appendMessage(b []byte, m *events.Message) []byte {
+func appendMessage(b []byte, m *events.Message, echo reasoningEcho) []byte {
 	b = append(b, `{"role":`...)
 	b = events.AppendString(b, string(m.Role))
 	switch m.Role {
@@ -76,6 +77,10 @@ func appendMessage(b []byte, m *events.Message) []byte {
 			b = events.AppendString(b, m.Content)
 		} else {
 			b = append(b, `,"content":null`...)
+		}
+		if echo.carries(m) {
+			b = append(b, `,"reasoning_content":`...)
+			b = events.AppendString(b, m.Reasoning)
 		}
 		if len(m.ToolCalls) > 0 {
 			b = append(b, `,"tool_calls":[`...)

@@ -27,7 +27,7 @@ type Config struct {
 	SystemPrompt string `json:"systemPrompt" label:"System prompt" desc:"The agent's instructions. A RuleGo template: ${metadata.x}, ${vars.x}, ${global.x} are filled in for each message. A caller's system messages are kept after it; they cannot replace it." component:"{\"type\":\"textarea\"}"`
 	// Params holds temperature, topP, maxTokens, stop, presencePenalty,
 	// frequencyPenalty, seed and extraFields.
-	Params                 map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest). Unset parameters are not sent."`
+	Params                 map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest), reasoningEcho (none|toolCalls|all: earlier assistant messages whose reasoning goes back as reasoning_content). Unset parameters are not sent."`
 	MaxStep                int            `json:"maxStep" label:"Max steps" desc:"Maximum LLM turns per run. When reached, one last turn without tools forces an answer, marked truncated."`
 	MaxToolOutputLength    int            `json:"maxToolOutputLength" label:"Max tool output" desc:"Each tool result is cut to this many characters (keeping its head and tail)."`
 	Tools                  []any          `json:"tools" label:"Tools" desc:"Tool objects: {type: builtin|rulechain|agent|mcp, name, description, targetId, parameters, timeout, config, bind}."`
