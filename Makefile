@@ -47,9 +47,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./events/ ./tools/ ./tools/scrub/ ./tools/netguard/ ./tools/bash/ ./agent/ ./sessions/
 	$(GO) run ./bench/load -runs 1000
 
-## lint: go vet and gofmt
+## lint: go vet, gofmt and staticcheck (pinned; fetched from the module proxy on first use)
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 clean:

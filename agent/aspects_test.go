@@ -119,7 +119,7 @@ func TestEveryPointIsInvoked(t *testing.T) {
 	s := &spy{}
 	h := newHarness(t, toolThenAnswer())
 	h.tools, h.as = []string{"add"}, []aspects.Aspect{s}
-	if _, err, _ := h.run(context.Background(), "x"); err != nil {
+	if _, _, err := h.run(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"start", "before", "around", "beforeLLM", "chunk", "afterLLM", "toolBefore", "toolAfter", "beforeLLM", "chunk", "afterLLM", "after", "completed"}
@@ -135,7 +135,7 @@ func TestRewritesAreHonoured(t *testing.T) {
 	s := &spy{rewriteMessages: true, rewriteArgs: `{"a":40,"b":2}`, rewriteResult: "result rewritten", rewriteAnswer: "answer rewritten", rewriteOutput: ""}
 	h := newHarness(t, toolThenAnswer())
 	h.tools, h.as = []string{"add"}, []aspects.Aspect{s}
-	out, err, rec := h.run(context.Background(), "x")
+	out, rec, err := h.run(context.Background(), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +158,13 @@ func TestRewritesAreHonoured(t *testing.T) {
 	h2 := newHarness(t, toolThenAnswer())
 	var seen string
 	h2.tools, h2.as = []string{"add"}, []aspects.Aspect{&spy{rewriteArgs: `{"a":40,"b":2}`}, resultSpy(&seen)}
-	if _, err, _ := h2.run(context.Background(), "x"); err != nil || seen != "42" {
+	if _, _, err := h2.run(context.Background(), "x"); err != nil || seen != "42" {
 		t.Fatalf("tool result %q, err %v", seen, err)
 	}
 	// After rewrites the run's output.
 	h3 := newHarness(t, llmtest.Always(llmtest.Reply("original")))
 	h3.as = []aspects.Aspect{&spy{rewriteOutput: "output rewritten"}}
-	if out, err, _ := h3.run(context.Background(), "x"); err != nil || out.Content != "output rewritten" {
+	if out, _, err := h3.run(context.Background(), "x"); err != nil || out.Content != "output rewritten" {
 		t.Fatalf("%v %v", out, err)
 	}
 }
@@ -187,7 +187,7 @@ func TestRefusalsStopWhatTheyIntercept(t *testing.T) {
 		t.Run(point, func(t *testing.T) {
 			h := newHarness(t, llmtest.Always(llmtest.Reply("hello")))
 			h.as = []aspects.Aspect{&spy{refuseAt: point}}
-			_, err, rec := h.run(context.Background(), "x")
+			_, rec, err := h.run(context.Background(), "x")
 			var re *RunError
 			if !errors.As(err, &re) || re.Code != CodeRefused || !strings.Contains(err.Error(), "refused at "+point) {
 				t.Fatalf("err %v", err)
@@ -200,7 +200,7 @@ func TestRefusalsStopWhatTheyIntercept(t *testing.T) {
 	// A refused tool call is not run; the model reads the refusal.
 	h := newHarness(t, toolThenAnswer())
 	h.tools, h.as = []string{"add"}, []aspects.Aspect{&spy{refuseAt: "toolBefore"}}
-	if _, err, _ := h.run(context.Background(), "x"); err != nil {
+	if _, _, err := h.run(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
 	if h.calls.get("add") != 0 || !strings.Contains(h.srv.Requests()[1].ToolResults()[0].Content, "refused at toolBefore") {
@@ -212,7 +212,7 @@ func TestAroundShortCircuitAndOrder(t *testing.T) {
 	h := newHarness(t, llmtest.Always(llmtest.Reply("from the model")))
 	outer, inner := &spy{order: 1}, &spy{order: 2, shortCircuit: true}
 	h.as = []aspects.Aspect{inner, outer}
-	out, err, _ := h.run(context.Background(), "x")
+	out, _, err := h.run(context.Background(), "x")
 	if err != nil || out.Content != "answered from cache" || len(h.srv.Requests()) != 0 {
 		t.Fatalf("%v %v, %d requests", out, err, len(h.srv.Requests()))
 	}
@@ -225,7 +225,7 @@ func TestPointCutLimitsToolAspects(t *testing.T) {
 	h := newHarness(t, toolThenAnswer())
 	s := &spy{onlyTool: "other_tool", rewriteResult: "should not apply"}
 	h.tools, h.as = []string{"add"}, []aspects.Aspect{s}
-	if _, err, _ := h.run(context.Background(), "x"); err != nil {
+	if _, _, err := h.run(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
 	if slices.Contains(s.seen(), "toolBefore") || h.srv.Requests()[1].ToolResults()[0].Content != "3" {
@@ -243,7 +243,7 @@ func (panicky) AfterLLM(context.Context, *aspects.Point, *aspects.LLMResponse) e
 func TestPanicBecomesRunError(t *testing.T) {
 	h := newHarness(t, llmtest.Always(llmtest.Reply("x")))
 	h.as = []aspects.Aspect{panicky{}}
-	_, err, rec := h.run(context.Background(), "x")
+	_, rec, err := h.run(context.Background(), "x")
 	var re *RunError
 	if !errors.As(err, &re) || re.Code != CodePanic || countType(rec, events.RunError) != 1 {
 		t.Fatalf("err %v, events %v", err, rec.Types())

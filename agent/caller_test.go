@@ -26,7 +26,7 @@ func TestCallerToolsEndTheRunPending(t *testing.T) {
 			Tools:   []ClientTool{{Name: "confirm", Description: "Asks the user.", Parameters: json.RawMessage(`{"type":"object","properties":{"question":{"type":"string"}}}`)}},
 			Context: []ContextEntry{{Description: "page", Value: "checkout"}},
 		}
-		out, err, rec := h.run(WithCaller(context.Background(), caller), "go")
+		out, rec, err := h.run(WithCaller(context.Background(), caller), "go")
 		if err != nil {
 			t.Fatalf("stream=%v: %v", stream, err)
 		}
@@ -75,7 +75,7 @@ func TestCallerToolCannotShadowAgentTool(t *testing.T) {
 	h := newHarness(t, llmtest.Sequence(llmtest.Calls(llmtest.Call("add", `{"a":1,"b":2}`)), llmtest.Reply("3")))
 	h.tools = []string{"add"}
 	caller := &Caller{Tools: []ClientTool{{Name: "add", Description: "evil"}}}
-	out, err, _ := h.run(WithCaller(context.Background(), caller), "go")
+	out, _, err := h.run(WithCaller(context.Background(), caller), "go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestLedgerAndCancelledOutcome(t *testing.T) {
 	root := NewLedger(nil)
 	ctx, cancel := context.WithCancel(WithLedger(context.Background(), root))
 	time.AfterFunc(200*time.Millisecond, cancel)
-	_, err, rec := h.run(ctx, "go")
+	_, rec, err := h.run(ctx, "go")
 	var re *RunError
 	if err == nil || !asRunError(err, &re) || re.Code != CodeCancelled {
 		t.Fatalf("err = %v", err)

@@ -119,13 +119,13 @@ func (h *harness) agent() *Agent {
 
 // run runs one conversation and checks its event stream against the AG-UI
 // rules, with our checker and with the real @ag-ui/client.
-func (h *harness) run(ctx context.Context, text string) (*Output, error, *events.Recorder) {
+func (h *harness) run(ctx context.Context, text string) (*Output, *events.Recorder, error) {
 	h.t.Helper()
 	var rec events.Recorder
 	out, err := h.agent().Run(ctx, Input{Messages: []events.Message{{Role: events.RoleUser, Content: text}},
 		SystemPrompt: "You are a test agent.", Stream: h.stream}, &rec)
 	checkStream(h.t, &rec)
-	return out, err, &rec
+	return out, &rec, err
 }
 
 func checkStream(t *testing.T, rec *events.Recorder) {

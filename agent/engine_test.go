@@ -15,7 +15,7 @@ func TestTextAnswerStreamAndSync(t *testing.T) {
 	for _, stream := range []bool{true, false} {
 		h := newHarness(t, llmtest.Always(llmtest.Response{Text: "Hello there, friend.", Reasoning: "The user greets me."}))
 		h.stream = stream
-		out, err, rec := h.run(context.Background(), "hi")
+		out, rec, err := h.run(context.Background(), "hi")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestToolLoopAndParallelCalls(t *testing.T) {
 		llmtest.Reply("The sums are 3, 7 and 11."),
 	))
 	h.tools = []string{"add"}
-	out, err, rec := h.run(context.Background(), "add things")
+	out, rec, err := h.run(context.Background(), "add things")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestSequentialToolCalls(t *testing.T) {
 	))
 	h.tools = []string{"add"}
 	h.cfg.ParallelToolCalls = false
-	if _, err, _ := h.run(context.Background(), "x"); err != nil {
+	if _, _, err := h.run(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.srv.Requests()[0].JSON["parallel_tool_calls"]; got != nil {
@@ -108,7 +108,7 @@ func TestMidStreamError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, llmtest.Always(resp))
 			h.llm.MaxRetries = 2
-			_, err, rec := h.run(context.Background(), "hi")
+			_, rec, err := h.run(context.Background(), "hi")
 			var re *RunError
 			if !errors.As(err, &re) || re.Code != CodeLLM {
 				t.Fatalf("err = %v", err)
@@ -127,7 +127,7 @@ func TestMidStreamError(t *testing.T) {
 func TestRetryThenSuccess(t *testing.T) {
 	h := newHarness(t, llmtest.Flaky(2, 503, llmtest.Always(llmtest.Reply("finally"))))
 	h.llm.MaxRetries = 2
-	out, err, rec := h.run(context.Background(), "hi")
+	out, rec, err := h.run(context.Background(), "hi")
 	if err != nil || out.Content != "finally" {
 		t.Fatalf("%v %v", out, err)
 	}
@@ -140,7 +140,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	// Retries exhausted: the error says what the server said.
 	h2 := newHarness(t, llmtest.Always(llmtest.Response{Status: 429, ErrorMessage: "slow down"}))
 	h2.llm.MaxRetries = 1
-	_, err, _ = h2.run(context.Background(), "hi")
+	_, _, err = h2.run(context.Background(), "hi")
 	var le *LLMError
 	if !errors.As(err, &le) || le.Status != 429 || !strings.Contains(err.Error(), "slow down") || len(h2.srv.Requests()) != 2 {
 		t.Fatalf("err = %v, requests = %d", err, len(h2.srv.Requests()))
@@ -148,7 +148,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	// A non-retryable status is not retried.
 	h3 := newHarness(t, llmtest.Always(llmtest.Response{Status: 400, ErrorMessage: "bad request"}))
 	h3.llm.MaxRetries = 3
-	if _, err, _ := h3.run(context.Background(), "hi"); err == nil || len(h3.srv.Requests()) != 1 {
+	if _, _, err := h3.run(context.Background(), "hi"); err == nil || len(h3.srv.Requests()) != 1 {
 		t.Fatalf("400 retried: %d requests", len(h3.srv.Requests()))
 	}
 }
@@ -189,7 +189,7 @@ func TestClientCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, err, _ := h.run(ctx, "hi")
+	_, _, err := h.run(ctx, "hi")
 	var re *RunError
 	// The bound only catches a run that ignores the cancel (the LLM hangs
 	// forever); it is no timing figure.
@@ -202,7 +202,7 @@ func TestClientCancel(t *testing.T) {
 	h2.tools = []string{"slow"}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel2)
-	_, err, _ = h2.run(ctx2, "hi")
+	_, _, err = h2.run(ctx2, "hi")
 	if !errors.As(err, &re) || re.Code != CodeCancelled || h2.calls.get("slow-cancelled") != 1 {
 		t.Fatalf("err=%v cancelled=%d", err, h2.calls.get("slow-cancelled"))
 	}
@@ -211,7 +211,7 @@ func TestClientCancel(t *testing.T) {
 func TestRunTimeout(t *testing.T) {
 	h := newHarness(t, llmtest.Always(llmtest.Response{Hang: true}))
 	h.cfg.Timeout = 150 * time.Millisecond
-	_, err, rec := h.run(context.Background(), "hi")
+	_, rec, err := h.run(context.Background(), "hi")
 	var re *RunError
 	if !errors.As(err, &re) || re.Code != CodeTimeout {
 		t.Fatalf("err=%v", err)
@@ -230,7 +230,7 @@ func TestStepExhaustionForcesAnswer(t *testing.T) {
 	}))
 	h.tools = []string{"add"}
 	h.cfg.MaxStep = 3
-	out, err, _ := h.run(context.Background(), "loop forever")
+	out, _, err := h.run(context.Background(), "loop forever")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestStepExhaustionForcesAnswer(t *testing.T) {
 	h2.tools = []string{"add"}
 	h2.cfg.MaxStep = 1
 	h2.cfg.RepeatLimit = -1
-	out, err, _ = h2.run(context.Background(), "x")
+	out, _, err = h2.run(context.Background(), "x")
 	if err != nil || !out.Truncated || !strings.Contains(out.Content, "stopped after 1 step without") {
 		t.Fatalf("%v %+v", err, out)
 	}
@@ -260,7 +260,7 @@ func TestDoomLoopRefused(t *testing.T) {
 		return llmtest.Calls(llmtest.Call("add", `{"a":1,"b":1}`))
 	}))
 	h.tools = []string{"add"}
-	out, err, rec := h.run(context.Background(), "x")
+	out, rec, err := h.run(context.Background(), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestReusedToolCallIDsAreMadeUnique(t *testing.T) {
 			llmtest.Reply("done"),
 		))
 		h.tools, h.stream = []string{"add"}, stream
-		if _, err, _ := h.run(context.Background(), "x"); err != nil {
+		if _, _, err := h.run(context.Background(), "x"); err != nil {
 			t.Fatal(err)
 		}
 		last := h.srv.LastRequest()

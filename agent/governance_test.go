@@ -22,13 +22,13 @@ import (
 
 // runOn runs one conversation on a, in thread (empty: none), checking the
 // event stream.
-func runOn(t *testing.T, a *Agent, thread, text string) (*Output, error, *events.Recorder) {
+func runOn(t *testing.T, a *Agent, thread, text string) (*Output, *events.Recorder, error) {
 	t.Helper()
 	var rec events.Recorder
 	out, err := a.Run(context.Background(), Input{Messages: []events.Message{{Role: events.RoleUser, Content: text}},
 		SystemPrompt: "You are a test agent.", ThreadID: thread, Point: aspects.Point{ChainID: "c", NodeID: "agent"}, Stream: true}, &rec)
 	checkStream(t, &rec)
-	return out, err, &rec
+	return out, &rec, err
 }
 
 // wantLimit asserts a run ended on the given limit, with RUN_ERROR naming it.
@@ -52,7 +52,7 @@ func TestTokensPerRun(t *testing.T) {
 	aud := &audit.Recorder{}
 	h.cfg.Audit, h.cfg.RepeatLimit, h.cfg.Limits = aud, -1, Limits{TokensPerRun: 1000}
 	before := testutil.ToFloat64(metrics.LimitHits.WithLabelValues(limits.TokensPerRun))
-	_, err, rec := runOn(t, h.agent(), "", "add forever")
+	_, rec, err := runOn(t, h.agent(), "", "add forever")
 	wantLimit(t, err, rec, limits.TokensPerRun)
 	// 600 tokens after one turn is under budget; 1200 after two is not:
 	// the third turn is never asked for.
@@ -77,7 +77,7 @@ func TestTokensPerSession(t *testing.T) {
 	h.cfg.Limits = Limits{TokensPerSession: 1000}
 	a := h.agent()
 	for i, want := range []string{"", "", limits.TokensPerSession} {
-		_, err, rec := runOn(t, a, "thread-1", "hi")
+		_, rec, err := runOn(t, a, "thread-1", "hi")
 		if want == "" {
 			if err != nil {
 				t.Fatalf("run %d: %v", i, err)
@@ -91,7 +91,7 @@ func TestTokensPerSession(t *testing.T) {
 		t.Fatalf("%d LLM requests", n)
 	}
 	// Another thread is another session; so is another agent (node).
-	if _, err, _ := runOn(t, a, "thread-2", "hi"); err != nil {
+	if _, _, err := runOn(t, a, "thread-2", "hi"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,7 +119,7 @@ func TestConcurrentRuns(t *testing.T) {
 		first <- err
 	}()
 	<-entered
-	_, err, rec := runOn(t, a, "", "second")
+	_, rec, err := runOn(t, a, "", "second")
 	wantLimit(t, err, rec, limits.ConcurrentRuns)
 	if types := rec.Types(); !slices.Equal(types, []events.Type{events.RunStarted, events.RunError}) {
 		t.Fatalf("events %v", types)
@@ -129,7 +129,7 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Fatalf("the first run: %v", err)
 	}
 	// The slot is free again.
-	if _, err, _ := runOn(t, a, "", "third"); err != nil {
+	if _, _, err := runOn(t, a, "", "third"); err != nil {
 		t.Fatal(err)
 	}
 	if recs := aud.Records(audit.KindLimit); len(recs) != 1 || recs[0].Limit != limits.ConcurrentRuns || recs[0].Max != 1 || recs[0].Used != 1 {
@@ -142,7 +142,7 @@ func TestTimeoutIsALimit(t *testing.T) {
 	aud := &audit.Recorder{}
 	h.cfg.Audit, h.cfg.Timeout = aud, 50*time.Millisecond
 	before := testutil.ToFloat64(metrics.LimitHits.WithLabelValues(limits.Timeout))
-	_, err, _ := runOn(t, h.agent(), "", "hi")
+	_, _, err := runOn(t, h.agent(), "", "hi")
 	var re *RunError
 	if !errors.As(err, &re) || re.Code != CodeTimeout || re.Limit != limits.Timeout {
 		t.Fatalf("error %v", err)

@@ -282,6 +282,7 @@ func (s *Store) deploy(id string, dsl []byte) error {
 		return err
 	}
 	if err := s.switchEndpoints(id, eps, rc); err != nil {
+		//lint:ignore SA1012 RuleGo's Stop takes nil to mean "at once": this version never ran a message
 		e.Stop(nil)
 		return err
 	}

@@ -147,7 +147,7 @@ func (s *Redis) Delete(ctx context.Context, id string) error {
 // List implements Store. Ids whose session expired leave the index on the
 // way.
 func (s *Redis) List(ctx context.Context, f Filter) ([]Info, error) {
-	ids, err := s.rdb.ZRevRange(ctx, s.indexKey(), 0, -1).Result()
+	ids, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.indexKey(), Start: 0, Stop: -1, Rev: true}).Result()
 	if err != nil {
 		return nil, s.err(err)
 	}

@@ -94,9 +94,6 @@ func (r *Record) next() (*Record, []byte, error) {
 	return &n, b, err
 }
 
-// expired reports whether the record's idle time is over at now.
-func (r *Record) expired(now time.Time) bool { return !r.Expires.IsZero() && !now.Before(r.Expires) }
-
 // Filter selects sessions in List. Empty fields match anything.
 type Filter struct {
 	Agent    string

@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 these errors repeat the @ag-ui/client messages word for word, capitals and full stops included
+
 package aguicheck
 
 import (

@@ -148,6 +148,12 @@ func scanSed(s string) (info sedScript, ok bool) {
 		}
 		return false
 	}
+	// twoFields reads the pattern and the replacement of s or y, each
+	// ended by the delimiter d.
+	twoFields := func(d byte) bool {
+		pattern := delimited(d)
+		return pattern && delimited(d)
+	}
 	skipSpace := func() {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
@@ -244,7 +250,7 @@ func scanSed(s string) (info sedScript, ok bool) {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			if !twoFields(d) {
 				return info, false
 			}
 		case 's':
@@ -253,7 +259,7 @@ func scanSed(s string) (info sedScript, ok bool) {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			if !twoFields(d) {
 				return info, false
 			}
 		flags:
