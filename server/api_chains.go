@@ -54,6 +54,9 @@ func (a chainsAPI) put(w http.ResponseWriter, r *http.Request) {
 	info, err := a.s.Save(id, body)
 	var inv *InvalidChainError
 	switch {
+	case errors.Is(err, ErrReadOnly):
+		writeError(w, http.StatusForbidden, err.Error())
+		return
 	case errors.As(err, &inv):
 		writeJSON(w, http.StatusBadRequest, apiError{Error: "chain " + quote(inv.ID) + " is invalid", Problems: inv.Problems, Warnings: inv.Warnings})
 		return
@@ -70,6 +73,8 @@ func (a chainsAPI) put(w http.ResponseWriter, r *http.Request) {
 func (a chainsAPI) del(w http.ResponseWriter, r *http.Request) {
 	err := a.s.Delete(r.PathValue("id"))
 	switch {
+	case errors.Is(err, ErrReadOnly):
+		writeError(w, http.StatusForbidden, err.Error())
 	case errors.Is(err, ErrNoChain):
 		writeError(w, http.StatusNotFound, err.Error())
 	case err != nil:

@@ -136,6 +136,12 @@ func testChains() map[string]string {
 // newAPIEnv writes the test chains and serves them.
 func newAPIEnv(t *testing.T, opts Options) *apiEnv {
 	t.Helper()
+	return newAPIEnvWith(t, opts, StoreOptions{})
+}
+
+// newAPIEnvWith is newAPIEnv with a store opened with so.
+func newAPIEnvWith(t *testing.T, opts Options, so StoreOptions) *apiEnv {
+	t.Helper()
 	e := &apiEnv{t: t, llm: llmtest.NewServer(t, apiScript()), dir: t.TempDir()}
 	for id, dsl := range testChains() {
 		if err := os.WriteFile(filepath.Join(e.dir, id+".json"), []byte(dsl), 0o644); err != nil {
@@ -143,7 +149,7 @@ func newAPIEnv(t *testing.T, opts Options) *apiEnv {
 		}
 	}
 	var errs []error
-	e.store, errs = OpenStore(e.dir, NewConfig(map[string]string{"llm_url": e.llm.URL, "api_key": "sk-test", "model": "test-model"}))
+	e.store, errs = OpenStoreWith(e.dir, NewConfig(map[string]string{"llm_url": e.llm.URL, "api_key": "sk-test", "model": "test-model"}), so)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

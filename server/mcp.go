@@ -82,8 +82,7 @@ func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 	srv := mcpserver.NewMCPServer("ruleagent", o.Version,
 		mcpserver.WithToolCapabilities(true),
 		mcpserver.WithRecovery(),
-		mcpserver.WithInstructions("Each tool runs a RuleGo rule chain: an AI agent or a business chain. "+
-			"list_rule_chains, get_rule_chain and save_rule_chain read and hot-deploy the chains themselves."))
+		mcpserver.WithInstructions(mcpInstructions(s.readOnly)))
 	waiting, err := newWaitingRuns(o.InputTimeout, o.MaxWaitingInput)
 	if err != nil {
 		// crypto/rand does not fail on the platforms Go supports.
@@ -110,4 +109,13 @@ func moduleVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// mcpInstructions is what the server tells clients it offers.
+func mcpInstructions(readOnly bool) string {
+	const runs = "Each tool runs a RuleGo rule chain: an AI agent or a business chain. "
+	if readOnly {
+		return runs + "list_rule_chains and get_rule_chain read the chains themselves; this server does not deploy chains."
+	}
+	return runs + "list_rule_chains, get_rule_chain and save_rule_chain read and hot-deploy the chains themselves."
 }

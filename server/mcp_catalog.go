@@ -26,6 +26,9 @@ func (c *chainTools) publishCatalog() {
 		Description: "Returns a deployed rule chain's definition (its DSL JSON).",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The chain id, as list_rule_chains gives it."}},"required":["id"]}`)},
 		func(_ context.Context, call toolCall) toolOutcome { return c.getChain(call.Args) })
+	if c.store.readOnly {
+		return
+	}
 	c.host.setTool(toolDef{Name: toolSaveChain, Destructive: &yes, OpenWorld: &no,
 		Description: "Validates a rule chain and hot-deploys it, replacing the chain with the same id; then saves it to the chains folder. " +
 			"An invalid chain is refused with every error found, and the chain already deployed keeps running.",

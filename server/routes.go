@@ -53,6 +53,7 @@ func (o Options) health(w http.ResponseWriter, _ *http.Request) {
 	if o.Store != nil {
 		body["chains"] = len(o.Store.pool.IDs())
 		body["activeRuns"] = o.Store.runs.Active()
+		body["readOnly"] = o.Store.readOnly
 	}
 	if o.Health != nil {
 		for k, v := range o.Health() {

@@ -18,6 +18,13 @@ import (
 // ErrNoChain reports a chain id with nothing deployed.
 var ErrNoChain = errors.New("no such chain")
 
+// ErrReadOnly reports a change refused because the store is read-only
+// (StoreOptions.ReadOnly, ruleagent serve --read-only).
+var ErrReadOnly = errors.New("this server is read-only (--read-only)")
+
+// ReadOnly reports whether the store refuses changes to its chains.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
 // RunRequest is one run of a chain.
 type RunRequest struct {
 	ChainID string

@@ -58,6 +58,9 @@ func (e *InvalidChainError) Unwrap() error { return ErrInvalidChain }
 // chains folder, atomically: to the file it was loaded from, else to
 // <id>.json. A store without a folder only deploys.
 func (s *Store) Save(id string, dsl []byte) (ChainInfo, error) {
+	if s.readOnly {
+		return ChainInfo{}, fmt.Errorf("%w: chain %q is not deployed; change the chains folder instead", ErrReadOnly, id)
+	}
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
 	path := ""

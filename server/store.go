@@ -63,6 +63,7 @@ type Store struct {
 	epMu      sync.Mutex
 	endpoints map[string][]runningEndpoint
 	epPolicy  EndpointPolicy
+	readOnly  bool
 
 	// mcp is the MCP server over this store (see NewMCPServer); mcpHTTP is
 	// its streamable HTTP transport, made on first use.
@@ -98,6 +99,10 @@ type StoreOptions struct {
 	EndpointPolicy EndpointPolicy
 	// Logger receives reloads, broken files and runs; slog's default when nil.
 	Logger *slog.Logger
+	// ReadOnly refuses changes to the chains through the store (the API's
+	// PUT and DELETE, MCP's save_rule_chain, which is then not offered):
+	// the chains folder, watched, is the only way to change them.
+	ReadOnly bool
 }
 
 // OpenStore is OpenStoreWith with default options.
@@ -120,7 +125,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 	}
 	s := &Store{dir: dir, pool: newChainPool(), files: map[string]string{}, source: map[string][]byte{}, broken: map[string]error{},
 		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
-		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy}
+		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly}
 	s.watch = newFolderWatch(s)
 	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{})
 	cfg.Udf = maps.Clone(cfg.Udf)
@@ -299,6 +304,9 @@ func (s *Store) deploy(id string, dsl []byte) error {
 // the deleted version until they end (cancelled after retireGrace); new
 // runs of the id fail with ErrNoChain.
 func (s *Store) Delete(id string) error {
+	if s.readOnly {
+		return fmt.Errorf("%w: chain %q stays; remove its file from the chains folder instead", ErrReadOnly, id)
+	}
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
 	if _, ok := s.pool.Get(id); !ok {

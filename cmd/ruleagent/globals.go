@@ -67,12 +67,12 @@ func processGlobals(flags []string) map[string]string { return globals(os.Enviro
 // openStore loads the chains folder for the long-running commands (serve,
 // mcp): chains that fail to load are reported and left out, and a missing
 // LLM is reported once, saying what will fail until one is set.
-func openStore(chains string, globalFlags []string, stderr io.Writer, whatFails string) *server.Store {
+func openStore(chains string, globalFlags []string, stderr io.Writer, whatFails string, readOnly bool) *server.Store {
 	g := processGlobals(globalFlags)
 	cfg := server.NewConfig(g)
 	// Agents with a session keep it for the life of the process.
 	components.RegisterSessions(&cfg, sessions.NewMemory())
-	store, errs := server.OpenStore(chains, cfg)
+	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly})
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 	}

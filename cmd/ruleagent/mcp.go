@@ -23,6 +23,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.SetOutput(stderr)
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin and stdout (required; HTTP clients use /mcp of 'ruleagent serve')")
 	chains := fs.String("chains", "chains", "folder of chain files")
+	readOnly := fs.Bool("read-only", false, "do not offer save_rule_chain: the client runs and reads chains, never deploys them")
 	var globalsF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Usage = func() {
@@ -43,7 +44,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer keepStdoutForProtocol(stdout, stderr)()
 
-	store := openStore(*chains, globalsF, stderr, "agent calls")
+	store := openStore(*chains, globalsF, stderr, "agent calls", *readOnly)
 	defer store.Close()
 	srv := mcpserver.NewStdioServer(store.MCP())
 	srv.SetErrorLogger(log.New(stderr, "ruleagent mcp: ", 0))

@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
 	policyF := fs.String("policy", os.Getenv("RULEAGENT_POLICY"), "server-wide tool policy, binding every agent: a JSON object such as '{\"deny\":[\"group:runtime\"]}' or the path of a JSON file (RULEAGENT_POLICY)")
+	readOnly := fs.Bool("read-only", false, "run the chains but refuse to change them over the API and MCP (PUT, DELETE, save_rule_chain): only the watched chains folder changes them")
 	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
 	var globalsF globalFlag
 	var corsF, epTypes, epBind listFlag
@@ -77,7 +78,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeAudit()
 	cfg := server.WithGovernance(server.NewConfig(g), gov)
 	components.RegisterSessions(&cfg, sess)
-	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger,
+	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
 		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
 	defer store.Close()
 	for _, e := range loadErrs {
@@ -155,6 +156,9 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 	}
 	if token {
 		fmt.Fprintln(w, "  auth: bearer token required")
+	}
+	if store.ReadOnly() {
+		fmt.Fprintln(w, "  read-only: chains change only through the chains folder")
 	}
 	if ss := store.Sessions(); ss != nil {
 		fmt.Fprintf(w, "  sessions: %s\n", ss.Name())

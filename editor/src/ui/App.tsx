@@ -63,8 +63,10 @@ function Editor() {
     api.chains().then(setChains, (e: Error) => setStatus({ text: `Cannot list chains: ${e.message}`, error: true }));
   }, []);
 
+  const [readOnly, setReadOnly] = useState(false);
   useEffect(() => {
     api.components().then(setComponents, (e: Error) => setStatus({ text: `Cannot load components: ${e.message}`, error: true }));
+    api.health().then((h) => setReadOnly(!!h.readOnly), () => setReadOnly(false));
     refreshChains();
   }, [refreshChains]);
 
@@ -335,6 +337,7 @@ function Editor() {
           canUndo={!!hist?.past.length}
           canRedo={!!hist?.future.length}
           open={!!doc}
+          readOnly={readOnly}
           onUndo={() => setHist((h) => h && H.undo(h))}
           onRedo={() => setHist((h) => h && H.redo(h))}
           onLayout={() => change((d) => withLayout(d))}

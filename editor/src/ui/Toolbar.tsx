@@ -2,6 +2,8 @@ interface Props {
   canUndo: boolean;
   canRedo: boolean;
   open: boolean;
+  // The server refuses deploys (ruleagent serve --read-only).
+  readOnly?: boolean;
   onUndo: () => void;
   onRedo: () => void;
   onLayout: () => void;
@@ -30,7 +32,18 @@ export function Toolbar(p: Props) {
       <button type="button" disabled={!p.open} onClick={p.onExport} title="Download the chain JSON">
         Export
       </button>
-      <button type="button" className="primary" disabled={!p.open} onClick={p.onDeploy} title="Save and deploy (Ctrl+S)">
+      {p.readOnly && (
+        <span className="badge" title="The server was started with --read-only: chains change only through its chains folder">
+          read-only
+        </span>
+      )}
+      <button
+        type="button"
+        className="primary"
+        disabled={!p.open || p.readOnly}
+        onClick={p.onDeploy}
+        title={p.readOnly ? 'Deploy is off: the server is read-only (--read-only)' : 'Save and deploy (Ctrl+S)'}
+      >
         Deploy
       </button>
       <button type="button" onClick={p.onHelp} title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts">
