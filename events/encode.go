@@ -80,6 +80,9 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		b = optField(b, "parentMessageId", e.ParentMessageID)
 	case SubagentFinished:
 		b = rawField(b, "result", e.Result)
+		if e.Outcome == OutcomeSuspended {
+			b = appendSuspended(b, e.Interrupts)
+		}
 	case SubagentError:
 		b = field(b, "message", e.Message)
 		b = optField(b, "code", e.Code)
@@ -187,6 +190,23 @@ func rawFieldOr(b []byte, key string, v []byte, def string) []byte {
 		v = []byte(def)
 	}
 	return rawField(b, key, v)
+}
+
+// appendSuspended writes a SUBAGENT_FINISHED outcome suspended, with the
+// ids of the interrupts it waits for.
+func appendSuspended(b []byte, ins []Interrupt) []byte {
+	b = append(b, `,"outcome":{"type":"suspended"`...)
+	if len(ins) > 0 {
+		b = append(b, `,"interruptIds":[`...)
+		for i := range ins {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, ins[i].ID)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // appendOutcome writes a RUN_FINISHED outcome: none for a plain success,

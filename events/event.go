@@ -53,6 +53,9 @@ const (
 	OutcomeSuccess   = "success"
 	OutcomeCancelled = "cancelled"
 	OutcomeInterrupt = "interrupt"
+	// OutcomeSuspended ends a sub-agent (SUBAGENT_FINISHED) whose run
+	// paused with the parent's: it goes on in the resumed run.
+	OutcomeSuspended = "suspended"
 )
 
 // Interrupt is something a paused run needs from outside before it goes
@@ -124,7 +127,8 @@ type Event struct {
 	// for the client to answer (RUN_FINISHED outcome success).
 	PendingToolCallIDs []string
 	// Interrupts are what a paused run waits for (RUN_FINISHED outcome
-	// interrupt).
+	// interrupt); for SUBAGENT_FINISHED outcome suspended, those of the
+	// sub-agent and its own sub-agents (their ids are sent).
 	Interrupts []Interrupt
 	// ProtocolVersion is the AG-UI version the producer speaks (RUN_STARTED).
 	ProtocolVersion string

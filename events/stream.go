@@ -14,7 +14,11 @@ import (
 //   - exactly one terminal event (RUN_FINISHED or RUN_ERROR), and nothing
 //     after it;
 //   - before RUN_FINISHED, anything still open (text and reasoning messages,
-//     tool calls, steps) is closed, so the stream always verifies.
+//     tool calls, steps) is closed, so the stream always verifies;
+//   - a run that pauses (RUN_FINISHED, outcome interrupt) also closes its
+//     sub-agents' steps and the sub-agents themselves (SUBAGENT_FINISHED,
+//     outcome suspended), and says what it closed (Suspended) so that the
+//     stream of the resumed run can open them again (Reopen).
 //
 // A Stream is a Sink, so it can be handed to anything that emits.
 type Stream struct {
@@ -32,6 +36,10 @@ type Stream struct {
 	toolCalls []string
 	steps     []string
 	reserved  map[string]bool
+	// Steps (the run's own and its sub-agents') and sub-agents, as their
+	// STEP_STARTED and SUBAGENT_STARTED: what a pause suspends.
+	opened    []Event
+	suspended []Event
 }
 
 // StepNamer is implemented by sinks that hand out step names unique among
@@ -94,6 +102,9 @@ func (s *Stream) Emit(e Event) {
 		}
 	}
 	if e.Type == RunFinished {
+		if e.Outcome == OutcomeInterrupt {
+			s.suspend(e.Timestamp, e.Interrupts)
+		}
 		s.closeOpen(e.Timestamp)
 	}
 	s.track(&e)
@@ -118,6 +129,7 @@ func (s *Stream) Dropped() int {
 }
 
 func (s *Stream) track(e *Event) {
+	s.trackOpened(e)
 	// Attributed (sub-agent) events belong to the nested run's own
 	// bookkeeping; the parent stream only tracks its own.
 	if e.SubagentRunID != "" {

@@ -128,10 +128,10 @@ func (st *runState) Approve(ctx context.Context, req tools.ApprovalRequest) (too
 	in := &interrupt{req: req, key: key, thread: st.req.ThreadID, answer: make(chan answer, 1)}
 	in.ev = events.Interrupt{ID: agent.NewID("int-"), ToolCallID: req.ToolCallID,
 		ExpiresAt: time.Now().Add(req.Timeout).UTC().Format(time.RFC3339)}
-	if call := tools.CallFrom(ctx); call != nil && call.RunID != "" && call.RunID != st.req.RunID {
+	if req.RunID != "" && req.RunID != st.req.RunID {
 		// A sub-agent's call: name it as the client saw it (events.Nested).
-		in.ev.SubagentRunID = call.RunID
-		in.ev.ToolCallID = call.RunID + ":" + req.ToolCallID
+		in.ev.SubagentRunID = req.RunID
+		in.ev.ToolCallID = req.RunID + ":" + req.ToolCallID
 	}
 	meta := map[string]any{"tool": req.Tool, "toolType": req.ToolType, "arguments": json.RawMessage(req.Args)}
 	if len(req.Commands) > 0 {

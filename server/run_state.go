@@ -47,6 +47,7 @@ type runState struct {
 	mu      sync.Mutex
 	seg     *segment       // the attached segment; nil while paused
 	held    []events.Event // events while paused, for the next segment
+	reopen  []events.Event // what the pause suspended (steps, sub-agents), opened again in the next segment
 	raised  []*interrupt   // interrupts not yet told to a client
 	open    map[string]*interrupt
 	dropped int
@@ -145,6 +146,9 @@ func (st *runState) attach(sink events.Sink, threadID, runID string, deliver fun
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	seg.stream.Emit(events.Event{Type: events.RunStarted, ProtocolVersion: events.ProtocolVersion})
+	// The steps and sub-agents the pause suspended go on in this run.
+	seg.stream.Reopen(st.reopen)
+	st.reopen = nil
 	seg.flushing = true
 	for _, ev := range st.held {
 		seg.stream.Emit(ev)
@@ -198,6 +202,7 @@ func (st *runState) pauseLocked() {
 	}
 	st.seg.stream.Emit(events.Event{Type: events.RunFinished, Outcome: events.OutcomeInterrupt, Interrupts: ins,
 		Usage: usageSince(st.ledger.Entries(), st.seg.base)})
+	st.reopen = st.seg.stream.Suspended()
 	st.seg.ended <- ins
 	st.seg = nil
 	st.reg.SetInterrupts(st.openList())

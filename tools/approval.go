@@ -54,6 +54,8 @@ func (p *ApprovalPolicy) Wait() time.Duration {
 
 // ApprovalRequest is a call waiting for a person.
 type ApprovalRequest struct {
+	// RunID is the run of the agent making the call: a sub-agent's own.
+	RunID      string
 	ToolCallID string
 	Tool       string
 	ToolType   string
@@ -127,7 +129,7 @@ func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.R
 	if a == nil {
 		return Result{}, nil, false, Errorf(ErrApprovalDenied, "%s needs a person's approval, and nobody can give it to this run (it was not started by a client that answers approvals)", c.Name)
 	}
-	req := ApprovalRequest{ToolCallID: c.ID, Tool: c.Name, ToolType: e.Type, Args: args, Commands: commands,
+	req := ApprovalRequest{RunID: r.Point.RunID, ToolCallID: c.ID, Tool: c.Name, ToolType: e.Type, Args: args, Commands: commands,
 		ResponseSchema: e.ResponseSchema, Timeout: r.Approval.Wait()}
 	d, err := a.Approve(ctx, req)
 	if err != nil {

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// A sub-agent whose tool needs approval pauses the whole run. With the
+// lifecycle events opted in, the paused run closes the sub-agent with
+// SUBAGENT_FINISHED, outcome suspended, naming the interrupt (AG-UI does
+// not allow RUN_FINISHED while a sub-agent is active), and the resumed
+// run opens it again before its events go on; the node step the pause
+// closed is opened again too, with or without the opt-in. Checked by the
+// real client and by our rules.
+func TestSubagentApprovalSuspendsAndResumes(t *testing.T) {
+	e := newAPIEnv(t, Options{})
+	lead := chainDSL("lead", "Lead", nil, agentNode(promptTools, map[string]any{"tools": []any{
+		map[string]any{"type": "agent", "name": "helper", "targetId": "guarded"},
+	}}))
+	if code, body, _ := e.do("PUT", "/api/v1/chains/lead", lead); code != 200 {
+		t.Fatalf("deploy lead: %d %s", code, body)
+	}
+	res := e.runAGUI(false,
+		map[string]any{"name": "opted-in", "chain": "lead", "messages": userMsg("delegate it"),
+			"forwardedProps": map[string]any{"ruleagent": map[string]any{"subagentEvents": true}},
+			"answers":        map[string]any{"lookup": map[string]any{"approved": true}}},
+		map[string]any{"name": "plain", "chain": "lead", "messages": userMsg("delegate it"),
+			"answers": map[string]any{"lookup": map[string]any{"approved": true}}},
+	)
+	for _, name := range []string{"opted-in", "plain"} {
+		r := res[name]
+		if len(r.Runs) != 2 {
+			t.Fatalf("%s: %d runs: %+v", name, len(r.Runs), r.Runs)
+		}
+		first := checkRun(t, name+"#1", r.Runs[0])
+		second := checkRun(t, name+"#2", r.Runs[1])
+		if r.Runs[0].Finished == nil || r.Runs[0].Finished.Outcome != "interrupt" {
+			t.Fatalf("%s: the first run did not pause: %v", name, eventTypes(first))
+		}
+		if got := second[len(second)-1]["result"]; !strings.Contains(toString(got), "Done:") {
+			t.Errorf("%s: the resumed run ended with %v", name, got)
+		}
+		starts, finishes := count(first, "SUBAGENT_STARTED"), count(first, "SUBAGENT_FINISHED")
+		if name == "plain" {
+			if starts+finishes+count(second, "SUBAGENT_STARTED")+count(second, "SUBAGENT_FINISHED") != 0 {
+				t.Errorf("plain: lifecycle events sent without the opt-in")
+			}
+			continue
+		}
+		if starts != 1 || finishes != 1 {
+			t.Fatalf("opted-in #1: %d started, %d finished: %v", starts, finishes, eventTypes(first))
+		}
+		var fin map[string]any
+		for _, ev := range first {
+			if ev["type"] == "SUBAGENT_FINISHED" {
+				fin = ev
+			}
+		}
+		out, _ := fin["outcome"].(map[string]any)
+		ids, _ := out["interruptIds"].([]any)
+		ins, _ := first[len(first)-1]["outcome"].(map[string]any)["interrupts"].([]any)
+		if out["type"] != "suspended" || len(ids) != 1 || len(ins) != 1 || ids[0] != ins[0].(map[string]any)["id"] {
+			t.Errorf("opted-in #1: SUBAGENT_FINISHED %v for interrupts %v", fin, ins)
+		}
+		if count(second, "SUBAGENT_STARTED") != 1 || count(second, "SUBAGENT_FINISHED") != 1 {
+			t.Errorf("opted-in #2: the sub-agent is not reopened and closed: %v", eventTypes(second))
+		}
+	}
+}
+
+func count(evs []map[string]any, typ string) int {
+	n := 0
+	for _, e := range evs {
+		if e["type"] == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func toString(v any) string {
+	s, _ := v.(string)
+	return s
+}
