@@ -132,4 +132,31 @@ describe('interrupts', () => {
     expect(finalText(done)).toBe('Sent.');
     expect(done.usage).toEqual({ inputTokens: 15, outputTokens: 3, totalTokens: 18 });
   });
+
+  it('a sub-agent suspended by the pause waits, then goes on in the same card', () => {
+    const fold = (events: AGUIEvent[], s = newRun(0)) => events.reduce((st, e) => apply(st, e, 0), s);
+    const paused = fold([
+      { type: 'RUN_STARTED', threadId: 't', runId: 'r1', timestamp: 10 },
+      { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'helper', metadata: { toolType: 'agent' }, timestamp: 11 },
+      { type: 'TOOL_CALL_END', toolCallId: 'c1', timestamp: 12 },
+      { type: 'SUBAGENT_STARTED', subagentRunId: 's1', name: 'helper', parentToolCallId: 'c1', timestamp: 13 },
+      { type: 'TOOL_CALL_START', toolCallId: 's1:c9', toolCallName: 'lookup', subagentRunId: 's1', timestamp: 14 },
+      { type: 'TOOL_CALL_END', toolCallId: 's1:c9', subagentRunId: 's1', timestamp: 15 },
+      { type: 'SUBAGENT_FINISHED', subagentRunId: 's1', outcome: { type: 'suspended', interruptIds: ['int-1'] }, timestamp: 16 },
+      { type: 'RUN_FINISHED', threadId: 't', runId: 'r1', outcome: { type: 'interrupt', interrupts: [{ id: 'int-1', reason: 'tool_approval', toolCallId: 's1:c9' }] }, timestamp: 17 },
+    ]);
+    expect(paused.runs.s1.status).toBe('waiting');
+    const done = fold(
+      [
+        { type: 'RUN_STARTED', threadId: 't', runId: 'r2', timestamp: 30 },
+        { type: 'SUBAGENT_STARTED', subagentRunId: 's1', name: 'helper', parentToolCallId: 'c1', timestamp: 31 },
+        { type: 'TOOL_CALL_RESULT', messageId: 'm1', toolCallId: 's1:c9', content: 'found', subagentRunId: 's1', timestamp: 32 },
+        { type: 'SUBAGENT_FINISHED', subagentRunId: 's1', timestamp: 33 },
+        { type: 'RUN_FINISHED', threadId: 't', runId: 'r2', timestamp: 34 },
+      ],
+      paused,
+    );
+    expect(done.runs.s1).toMatchObject({ status: 'finished', start: 13, end: 33 });
+    expect(done.toolCalls['root/c1'].subRuns).toEqual(['s1']);
+  });
 });

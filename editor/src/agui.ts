@@ -228,12 +228,17 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
     case 'SUBAGENT_STARTED': {
       const parentRun = str(e.parentSubagentRunId) || ROOT;
       const parentKey = `${parentRun}/${String(e.parentToolCallId)}`;
-      let next = patchRun(s, run, (r) => ({ ...r, name: str(e.name), start: ts, parentToolCall: parentKey }));
+      // A sub-agent a pause suspended starts again in the resumed run: same card, same start.
+      const again = s.runs[run]?.parentToolCall === parentKey;
+      let next = patchRun(s, run, (r) => ({ ...r, name: str(e.name), start: again ? r.start : ts, parentToolCall: parentKey, status: 'running', end: undefined }));
       next = patchCall(next, parentKey, (c) => (c.subRuns.includes(run) ? c : { ...c, subRuns: [...c.subRuns, run] }));
       return next;
     }
-    case 'SUBAGENT_FINISHED':
-      return patchRun(s, run, (r) => ({ ...r, status: 'finished', end: ts }));
+    case 'SUBAGENT_FINISHED': {
+      // outcome suspended: the sub-agent waits with its parent's paused run.
+      const suspended = (e.outcome as { type?: string } | undefined)?.type === 'suspended';
+      return patchRun(s, run, (r) => ({ ...r, status: suspended ? 'waiting' : 'finished', end: ts }));
+    }
     case 'SUBAGENT_ERROR':
       return patchRun(s, run, (r) => ({ ...r, status: 'error', end: ts, error: str(e.message) }));
     case 'RUN_STARTED':
