@@ -82,3 +82,29 @@ func toString(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// Cancelling a run while a sub-agent streams ends the sub-agent, then the
+// run, as the real client accepts, with the lifecycle events opted in.
+func TestCancelDuringSubagent(t *testing.T) {
+	e := newAPIEnv(t, Options{})
+	lead := chainDSL("lead-slow", "Lead", nil, agentNode(promptTools, map[string]any{"tools": []any{
+		map[string]any{"type": "agent", "name": "helper", "targetId": "slow"},
+	}}))
+	if code, body, _ := e.do("PUT", "/api/v1/chains/lead-slow", lead); code != 200 {
+		t.Fatalf("deploy: %d %s", code, body)
+	}
+	res := e.runAGUI(false, map[string]any{"name": "cancel", "chain": "lead-slow", "messages": userMsg("delegate it"),
+		"forwardedProps": map[string]any{"ruleagent": map[string]any{"subagentEvents": true}},
+		"cancelOn":       "TEXT_MESSAGE_CONTENT"})
+	r := res["cancel"]
+	if len(r.Runs) != 1 {
+		t.Fatalf("%d runs", len(r.Runs))
+	}
+	evs := checkRun(t, "cancel", r.Runs[0])
+	if r.Runs[0].Finished == nil || r.Runs[0].Finished.Outcome != "cancelled" {
+		t.Fatalf("not cancelled: %v", eventTypes(evs))
+	}
+	if count(evs, "SUBAGENT_STARTED") != 1 || count(evs, "SUBAGENT_FINISHED")+count(evs, "SUBAGENT_ERROR") != 1 {
+		t.Errorf("the sub-agent is not closed once: %v", eventTypes(evs))
+	}
+}
