@@ -57,6 +57,10 @@ type helper struct {
 	lru  *list.List // of *runSet, most recent first
 	// active holds the process groups of the commands not yet reaped.
 	active map[int]bool
+	// spawn is held (shared) from a command's start until it is marked
+	// active, and (exclusive) while orphans are killed, so that a shell
+	// just started is never taken for an orphan.
+	spawn sync.RWMutex
 }
 
 type runSet struct {
@@ -89,6 +93,7 @@ func runHelper() {
 	runtime.LockOSThread()
 	os.Unsetenv(helperEnv)
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	subreaperErr := becomeSubreaper()
 	unix.CloseOnExec(controlFD)
 	ctl, err := net.FileConn(os.NewFile(controlFD, "control"))
 	if err != nil {
@@ -107,6 +112,9 @@ func runHelper() {
 	f.ABI = abi
 	if abiErr != nil || abi < 1 {
 		f.Error = "the kernel has no Landlock"
+	}
+	if f.Error == "" && subreaperErr != nil {
+		f.Error = "cannot adopt the commands' orphans (PR_SET_CHILD_SUBREAPER): " + subreaperErr.Error()
 	}
 	if f.Error == "" && spec.Namespaces {
 		prepareNamespaces(&spec, &f)
@@ -201,7 +209,14 @@ func (h *helper) run(req request, sockFD, outFD, errFD int) {
 	devNull, _ := os.Open(os.DevNull)
 	cmd := &exec.Cmd{Path: req.Path, Args: req.Args, Dir: req.Dir, Stdin: devNull, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	h.spawn.RLock()
 	err := h.start(req.Run, cmd, req.Env)
+	if err == nil {
+		h.mu.Lock()
+		h.active[cmd.Process.Pid] = true
+		h.mu.Unlock()
+	}
+	h.spawn.RUnlock()
 	stdout.Close()
 	stderr.Close()
 	if devNull != nil {
@@ -212,9 +227,6 @@ func (h *helper) run(req request, sockFD, outFD, errFD int) {
 		return
 	}
 	pid := cmd.Process.Pid
-	h.mu.Lock()
-	h.active[pid] = true
-	h.mu.Unlock()
 	send(reply{Pid: pid})
 	var mu sync.Mutex
 	reaped := false
@@ -238,12 +250,14 @@ func (h *helper) run(req request, sockFD, outFD, errFD int) {
 	_ = unix.Kill(-pid, unix.SIGKILL)
 	reaped = true
 	mu.Unlock()
+	_ = cmd.Wait()
 	h.mu.Lock()
 	delete(h.active, pid)
 	h.mu.Unlock()
-	_ = cmd.Wait()
 	status := int(cmd.ProcessState.Sys().(syscall.WaitStatus))
 	send(reply{Status: &status})
+	// What the command detached from its group does not outlive it.
+	h.killOrphans()
 }
 
 // start starts cmd from the confined thread of its run.
@@ -356,8 +370,9 @@ func (h *helper) ruleset(run string) (*runSet, error) {
 
 func (h *helper) cleanup() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for e := h.lru.Front(); e != nil; e = e.Next() {
 		e.Value.(*runSet).drop()
 	}
+	h.mu.Unlock()
+	h.killOrphans()
 }
