@@ -251,9 +251,7 @@ func TestMCPBoundChainsWithheld(t *testing.T) {
 	if _, ok := listTools(t, c)["order-status"]; !ok {
 		t.Fatal("order-status is not a tool once nothing binds it")
 	}
-	if len(n.of("notifications/tools/list_changed")) == 0 {
-		t.Error("no tools/list_changed when order-status came back")
-	}
+	waitFor(t, "tools/list_changed when order-status came back", func() bool { return len(n.of("notifications/tools/list_changed")) > 0 })
 }
 
 // TestMCPErrorTextScrubbed: a failed run's error reaches the MCP client

@@ -37,9 +37,8 @@ func TestMCPSaveRuleChain(t *testing.T) {
 	if err != nil || !strings.Contains(string(file), "\n  \"metadata\"") || !strings.Contains(string(file), `"id": "poet"`) {
 		t.Fatalf("the saved file (indented, with its id): %s %v", file, err)
 	}
-	if len(n.of(string(mcp.MethodNotificationToolsListChanged))) == 0 {
-		t.Fatal("no tools/list_changed after a new chain")
-	}
+	// The notification is sent asynchronously by the transport.
+	waitFor(t, "tools/list_changed after a new chain", func() bool { return len(n.of(string(mcp.MethodNotificationToolsListChanged))) > 0 })
 	if tool, ok := listTools(t, c)["poet"]; !ok || tool.Description != "Writes poems." {
 		t.Fatalf("the new chain's tool: %+v", tool)
 	}

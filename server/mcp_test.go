@@ -328,7 +328,5 @@ func TestMCPSelfMode(t *testing.T) {
 		t.Fatalf("the called chain wrote into the caller's stream: %v", got)
 	}
 	callTool(t, c, "save_rule_chain", map[string]any{"id": "poet", "dsl": agentDSL("", "Poet", nil, map[string]any{"systemPrompt": "You are helper."})}, nil)
-	if len(n.of(string(mcp.MethodNotificationToolsListChanged))) == 0 {
-		t.Fatal("no tools/list_changed")
-	}
+	waitFor(t, "tools/list_changed", func() bool { return len(n.of(string(mcp.MethodNotificationToolsListChanged))) > 0 })
 }
