@@ -14,12 +14,7 @@ import (
 // real client and by our rules.
 func TestSubagentApprovalSuspendsAndResumes(t *testing.T) {
 	e := newAPIEnv(t, Options{})
-	lead := chainDSL("lead", "Lead", nil, agentNode(promptTools, map[string]any{"tools": []any{
-		map[string]any{"type": "agent", "name": "helper", "targetId": "guarded"},
-	}}))
-	if code, body, _ := e.do("PUT", "/api/v1/chains/lead", lead); code != 200 {
-		t.Fatalf("deploy lead: %d %s", code, body)
-	}
+	deployLead(t, e, "lead", "guarded")
 	res := e.runAGUI(false,
 		map[string]any{"name": "opted-in", "chain": "lead", "messages": userMsg("delegate it"),
 			"forwardedProps": map[string]any{"ruleagent": map[string]any{"subagentEvents": true}},
@@ -40,9 +35,9 @@ func TestSubagentApprovalSuspendsAndResumes(t *testing.T) {
 		if got := second[len(second)-1]["result"]; !strings.Contains(toString(got), "Done:") {
 			t.Errorf("%s: the resumed run ended with %v", name, got)
 		}
-		starts, finishes := count(first, "SUBAGENT_STARTED"), count(first, "SUBAGENT_FINISHED")
+		starts, finishes := countEvents(first, "SUBAGENT_STARTED"), countEvents(first, "SUBAGENT_FINISHED")
 		if name == "plain" {
-			if starts+finishes+count(second, "SUBAGENT_STARTED")+count(second, "SUBAGENT_FINISHED") != 0 {
+			if starts+finishes+countEvents(second, "SUBAGENT_STARTED")+countEvents(second, "SUBAGENT_FINISHED") != 0 {
 				t.Errorf("plain: lifecycle events sent without the opt-in")
 			}
 			continue
@@ -62,20 +57,22 @@ func TestSubagentApprovalSuspendsAndResumes(t *testing.T) {
 		if out["type"] != "suspended" || len(ids) != 1 || len(ins) != 1 || ids[0] != ins[0].(map[string]any)["id"] {
 			t.Errorf("opted-in #1: SUBAGENT_FINISHED %v for interrupts %v", fin, ins)
 		}
-		if count(second, "SUBAGENT_STARTED") != 1 || count(second, "SUBAGENT_FINISHED") != 1 {
+		if countEvents(second, "SUBAGENT_STARTED") != 1 || countEvents(second, "SUBAGENT_FINISHED") != 1 {
 			t.Errorf("opted-in #2: the sub-agent is not reopened and closed: %v", eventTypes(second))
 		}
 	}
 }
 
-func count(evs []map[string]any, typ string) int {
-	n := 0
-	for _, e := range evs {
-		if e["type"] == typ {
-			n++
-		}
+// deployLead deploys chain id: the tools agent with one sub-agent tool,
+// helper, that runs chain target.
+func deployLead(t *testing.T, e *apiEnv, id, target string) {
+	t.Helper()
+	lead := chainDSL(id, "Lead", nil, agentNode(promptTools, map[string]any{"tools": []any{
+		map[string]any{"type": "agent", "name": "helper", "targetId": target},
+	}}))
+	if code, body, _ := e.do("PUT", "/api/v1/chains/"+id, lead); code != 200 {
+		t.Fatalf("deploy %s: %d %s", id, code, body)
 	}
-	return n
 }
 
 func toString(v any) string {
@@ -87,12 +84,7 @@ func toString(v any) string {
 // run, as the real client accepts, with the lifecycle events opted in.
 func TestCancelDuringSubagent(t *testing.T) {
 	e := newAPIEnv(t, Options{})
-	lead := chainDSL("lead-slow", "Lead", nil, agentNode(promptTools, map[string]any{"tools": []any{
-		map[string]any{"type": "agent", "name": "helper", "targetId": "slow"},
-	}}))
-	if code, body, _ := e.do("PUT", "/api/v1/chains/lead-slow", lead); code != 200 {
-		t.Fatalf("deploy: %d %s", code, body)
-	}
+	deployLead(t, e, "lead-slow", "slow")
 	res := e.runAGUI(false, map[string]any{"name": "cancel", "chain": "lead-slow", "messages": userMsg("delegate it"),
 		"forwardedProps": map[string]any{"ruleagent": map[string]any{"subagentEvents": true}},
 		"cancelOn":       "TEXT_MESSAGE_CONTENT"})
@@ -104,7 +96,7 @@ func TestCancelDuringSubagent(t *testing.T) {
 	if r.Runs[0].Finished == nil || r.Runs[0].Finished.Outcome != "cancelled" {
 		t.Fatalf("not cancelled: %v", eventTypes(evs))
 	}
-	if count(evs, "SUBAGENT_STARTED") != 1 || count(evs, "SUBAGENT_FINISHED")+count(evs, "SUBAGENT_ERROR") != 1 {
+	if countEvents(evs, "SUBAGENT_STARTED") != 1 || countEvents(evs, "SUBAGENT_FINISHED")+countEvents(evs, "SUBAGENT_ERROR") != 1 {
 		t.Errorf("the sub-agent is not closed once: %v", eventTypes(evs))
 	}
 }
