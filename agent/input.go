@@ -46,6 +46,21 @@ func ParseInput(data []byte) ([]events.Message, error) {
 	return []events.Message{{Role: events.RoleUser, Content: string(data)}}, nil
 }
 
+// IsConversation reports whether data is a chat request: a JSON object
+// with "messages" or "message", which ParseInput reads as the
+// conversation itself.
+func IsConversation(data []byte) bool {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	var in struct {
+		Message  *string         `json:"message"`
+		Messages json.RawMessage `json:"messages"`
+	}
+	return json.Unmarshal(t, &in) == nil && (in.Message != nil || in.Messages != nil)
+}
+
 type wireMessage struct {
 	ID         string          `json:"id"`
 	Role       string          `json:"role"`

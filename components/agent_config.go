@@ -25,6 +25,9 @@ type Config struct {
 	Model string `json:"model" label:"Model" desc:"Model name. Usually ${global.model}."`
 	// SystemPrompt is a RuleGo template evaluated for each message.
 	SystemPrompt string `json:"systemPrompt" label:"System prompt" desc:"The agent's instructions. A RuleGo template: ${metadata.x}, ${vars.x}, ${global.x} are filled in for each message. A caller's system messages are kept after it; they cannot replace it." component:"{\"type\":\"textarea\"}"`
+	// Messages are preset messages, each a RuleGo template over the
+	// incoming message: the conversation of a message that is not one.
+	Messages []any `json:"messages" label:"Preset messages" desc:"[{role: user|assistant|system, content}], each content a RuleGo template (${msg.field}, ${metadata.x}, ${vars.x}, ${global.x}): the conversation of an incoming message that is not one ({\"messages\": [...]} or {\"message\": ...} keep theirs), e.g. an HTTP endpoint's JSON event. Without it, such data is one user message as it is."`
 	// Params holds temperature, topP, maxTokens, stop, presencePenalty,
 	// frequencyPenalty, seed and extraFields.
 	Params                 map[string]any `json:"params" label:"Model parameters" desc:"temperature (0 is sent), topP, maxTokens, stop, presencePenalty, frequencyPenalty, seed, extraFields (extra request body fields; dotted keys nest), reasoningEcho (none|toolCalls|all: earlier assistant messages whose reasoning goes back as reasoning_content). Unset parameters are not sent."`
@@ -98,6 +101,7 @@ type parsed struct {
 	timeout      time.Duration
 	aspectList   []aspects.Aspect
 	systemPrompt string
+	presets      []presetMessage
 	approval     *tools.ApprovalPolicy
 	session      *sessionSpec
 	policy       *policy.Policy
@@ -106,6 +110,10 @@ type parsed struct {
 
 func (c *Config) parse() (*parsed, error) {
 	p := &parsed{systemPrompt: c.SystemPrompt}
+	var err error
+	if p.presets, err = parsePresets(c.Messages); err != nil {
+		return nil, err
+	}
 	var params agent.Params
 	if len(c.Params) > 0 {
 		if err := strictJSON(c.Params, &params); err != nil {
@@ -131,7 +139,6 @@ func (c *Config) parse() (*parsed, error) {
 		p.llm.Endpoints = append(p.llm.Endpoints, ep)
 	}
 	p.llm.MaxRetries = c.MaxRetries
-	var err error
 	if p.llm.RetryBackoff, err = duration("retryBackoff", c.RetryBackoff); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,7 @@ type AgentNode struct {
 	agent    *agent.Agent
 	tools    *tools.Set
 	prompt   el.Template
+	presets  []presetMessage
 	scrubber *scrub.Scrubber
 	noLLM    error
 	chains   *chaintool.Provider
@@ -112,6 +113,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	if n.prompt, err = el.NewTemplate(p.systemPrompt); err != nil {
 		return fmt.Errorf("systemPrompt: %w", err)
 	}
+	n.presets = p.presets
 	self := base.NodeUtils.GetSelfDefinition(configuration)
 	n.nodeID, n.nodeName = self.Id, self.Name
 	if cc := base.NodeUtils.GetChainCtx(configuration); cc != nil && cc.Definition() != nil {
@@ -187,7 +189,14 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	// Sub-agent tools take their name, description and schema from their
 	// target chains, which may have been (re)deployed since the last run.
 	n.chains.RefreshAgents()
-	messages, err := agent.ParseInput([]byte(msg.GetData()))
+	var env map[string]any
+	envOf := func() map[string]any {
+		if env == nil {
+			env = base.NodeUtils.GetEvnAndMetadata(ctx, msg)
+		}
+		return env
+	}
+	messages, err := n.input(msg, envOf)
 	if err != nil {
 		t.failure(msg, &agent.RunError{Code: CodeBadInput, Err: err})
 		return
@@ -213,7 +222,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	}
 	in := agent.Input{
 		Messages:     messages,
-		SystemPrompt: n.prompt.ExecuteAsString(base.NodeUtils.GetEvnAndMetadata(ctx, msg)),
+		SystemPrompt: n.prompt.ExecuteAsString(envOf()),
 		ThreadID:     md["threadId"],
 		RunID:        md["runId"],
 		ParentRunID:  md["parentRunId"],
