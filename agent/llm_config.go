@@ -42,6 +42,48 @@ type Params struct {
 	// that call tools: what thinking models with tool use require within a
 	// turn) or "all".
 	ReasoningEcho string `json:"reasoningEcho,omitempty"`
+	// ResponseFormat asks for structured answers, sent as response_format:
+	// "text", "json_object", or a JSON Schema as OpenAI's json_schema
+	// object ({"name", "schema", "strict"}).
+	ResponseFormat json.RawMessage `json:"responseFormat,omitempty"`
+}
+
+// responseFormat turns Params.ResponseFormat into the response_format
+// body field (nil: none), and says whether answers are JSON.
+func responseFormat(raw json.RawMessage) (v any, isJSON bool, err error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, false, nil
+	}
+	var name string
+	if json.Unmarshal(raw, &name) == nil {
+		switch name {
+		case "text":
+			return map[string]any{"type": "text"}, false, nil
+		case "json_object":
+			return map[string]any{"type": "json_object"}, true, nil
+		}
+		return nil, false, fmt.Errorf("params.responseFormat: %q is not text, json_object or a json_schema object", name)
+	}
+	var js struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Schema      json.RawMessage `json:"schema"`
+		Strict      *bool           `json:"strict,omitempty"`
+	}
+	if err := json.Unmarshal(raw, &js); err != nil || js.Name == "" || len(js.Schema) == 0 || js.Schema[0] != '{' {
+		return nil, false, fmt.Errorf(`params.responseFormat: a json_schema object needs a "name" and a "schema" object`)
+	}
+	return map[string]any{"type": "json_schema", "json_schema": js}, true, nil
+}
+
+// JSONAnswers reports whether p asks for JSON answers (responseFormat
+// json_object or a schema).
+func (p *Params) JSONAnswers() bool {
+	if p == nil {
+		return false
+	}
+	_, isJSON, _ := responseFormat(p.ResponseFormat)
+	return isJSON
 }
 
 // reasoningEcho is a parsed Params.ReasoningEcho.
@@ -147,6 +189,13 @@ func bodyFields(model string, p *Params, stream bool) (map[string]any, error) {
 		}
 		if p.Seed != nil {
 			m["seed"] = *p.Seed
+		}
+		rf, _, err := responseFormat(p.ResponseFormat)
+		if err != nil {
+			return nil, err
+		}
+		if rf != nil {
+			m["response_format"] = rf
 		}
 	}
 	if stream {

@@ -6,6 +6,7 @@ package components
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -45,19 +46,22 @@ func init() {
 type AgentNode struct {
 	Config Config
 
-	agent    *agent.Agent
-	tools    *tools.Set
-	prompt   el.Template
-	presets  []presetMessage
-	scrubber *scrub.Scrubber
-	noLLM    error
-	chains   *chaintool.Provider
-	chainID  string
-	nodeID   string
-	nodeName string
-	vars     map[string]string
-	globals  map[string]string
-	session  *agentSession
+	agent   *agent.Agent
+	tools   *tools.Set
+	prompt  el.Template
+	presets []presetMessage
+	// jsonAnswers: params.responseFormat asks for JSON, so a valid JSON
+	// answer leaves the node as JSON data.
+	jsonAnswers bool
+	scrubber    *scrub.Scrubber
+	noLLM       error
+	chains      *chaintool.Provider
+	chainID     string
+	nodeID      string
+	nodeName    string
+	vars        map[string]string
+	globals     map[string]string
+	session     *agentSession
 	// gov is the host's governance; policies are the server's and the
 	// node's tool policies, the restrictions of a run nobody above limits.
 	gov      *Governance
@@ -114,6 +118,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 		return fmt.Errorf("systemPrompt: %w", err)
 	}
 	n.presets = p.presets
+	n.jsonAnswers = p.llm.Endpoints[0].Params.JSONAnswers()
 	self := base.NodeUtils.GetSelfDefinition(configuration)
 	n.nodeID, n.nodeName = self.Id, self.Name
 	if cc := base.NodeUtils.GetChainCtx(configuration); cc != nil && cc.Definition() != nil {
@@ -256,6 +261,9 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		return
 	}
 	msg.DataType = types.TEXT
+	if n.jsonAnswers && json.Valid([]byte(out.Content)) {
+		msg.DataType = types.JSON
+	}
 	msg.SetData(out.Content)
 	m := msg.Metadata
 	m.PutValue("model", out.Model)

@@ -64,3 +64,32 @@ func TestPresetMessagesConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// With params.responseFormat asking for JSON, a JSON answer leaves the
+// node as JSON data, so the next node reads its fields.
+func TestJSONAnswersLeaveAsJSON(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Reply(`{"status":"shipped"}`)))
+	for _, tc := range []struct {
+		params map[string]any
+		want   types.DataType
+	}{
+		{map[string]any{"responseFormat": map[string]any{"name": "order", "schema": map[string]any{"type": "object"}}}, types.JSON},
+		{map[string]any{"responseFormat": "json_object"}, types.JSON},
+		{nil, types.TEXT},
+	} {
+		id, dsl := agentChain(t, srv.URL, map[string]any{"params": tc.params})
+		e, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := oneTerminal(t, send(t, context.Background(), e, "status?", nil, false), types.Success)
+		if end.msg.DataType != tc.want || end.msg.GetData() != `{"status":"shipped"}` {
+			t.Errorf("%v: %s %q", tc.params, end.msg.DataType, end.msg.GetData())
+		}
+		e.Stop(context.Background())
+	}
+	id, dsl := agentChain(t, srv.URL, map[string]any{"params": map[string]any{"responseFormat": "yaml"}})
+	if _, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig())); err == nil || !strings.Contains(err.Error(), "params.responseFormat") {
+		t.Errorf("a bad responseFormat: %v", err)
+	}
+}

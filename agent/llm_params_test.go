@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -61,5 +62,38 @@ func TestReasoningEcho(t *testing.T) {
 	_, err := NewClient(LLMConfig{Endpoints: []Endpoint{{URL: srv.URL, Model: "m", Params: &Params{ReasoningEcho: "sometimes"}}}})
 	if err == nil || !strings.Contains(err.Error(), "params.reasoningEcho") {
 		t.Fatalf("bad reasoningEcho accepted: %v", err)
+	}
+}
+
+// params.responseFormat is sent as response_format, in each of its forms;
+// a wrong one is a config error naming the field.
+func TestResponseFormat(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Reply(`{"ok":true}`)))
+	for _, tc := range []struct {
+		format, want string
+		isJSON       bool
+	}{
+		{`"text"`, `{"type":"text"}`, false},
+		{`"json_object"`, `{"type":"json_object"}`, true},
+		{`{"name":"order","schema":{"type":"object"},"strict":true}`, `{"json_schema":{"name":"order","schema":{"type":"object"},"strict":true},"type":"json_schema"}`, true},
+	} {
+		p := &Params{ResponseFormat: []byte(tc.format)}
+		c, err := NewClient(LLMConfig{Endpoints: []Endpoint{{URL: srv.URL, Model: "m", Params: p}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, true, nopDeltas{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(srv.LastRequest().JSON["response_format"])
+		if string(got) != tc.want || p.JSONAnswers() != tc.isJSON {
+			t.Errorf("%s: sent %s (JSON answers %v), want %s (%v)", tc.format, got, p.JSONAnswers(), tc.want, tc.isJSON)
+		}
+	}
+	for _, bad := range []string{`"yaml"`, `{"schema":{}}`, `{"name":"x","schema":"y"}`, `3`} {
+		_, err := NewClient(LLMConfig{Endpoints: []Endpoint{{URL: srv.URL, Model: "m", Params: &Params{ResponseFormat: []byte(bad)}}}})
+		if err == nil || !strings.Contains(err.Error(), "params.responseFormat") {
+			t.Errorf("%s: %v", bad, err)
+		}
 	}
 }
