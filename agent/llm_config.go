@@ -76,6 +76,19 @@ func responseFormat(raw json.RawMessage) (v any, isJSON bool, err error) {
 	return map[string]any{"type": "json_schema", "json_schema": js}, true, nil
 }
 
+// Check reports a reasoningEcho or responseFormat that is not one of
+// theirs, naming the field; nil params are fine.
+func (p *Params) Check() error {
+	if _, err := parseReasoningEcho(p); err != nil {
+		return err
+	}
+	if p == nil {
+		return nil
+	}
+	_, _, err := responseFormat(p.ResponseFormat)
+	return err
+}
+
 // JSONAnswers reports whether p asks for JSON answers (responseFormat
 // json_object or a schema).
 func (p *Params) JSONAnswers() bool {

@@ -119,6 +119,10 @@ func (c *Config) parse() (*parsed, error) {
 		if err := strictJSON(c.Params, &params); err != nil {
 			return nil, fmt.Errorf("params: %w", err)
 		}
+		// Checked here too: without an LLM configured, no client is made.
+		if err := params.Check(); err != nil {
+			return nil, err
+		}
 	}
 	primary := agent.Endpoint{URL: strings.TrimSpace(c.URL), Key: strings.TrimSpace(c.Key), Model: strings.TrimSpace(c.Model), Params: &params}
 	for _, f := range []struct{ name, v string }{{"url", primary.URL}, {"model", primary.Model}} {

@@ -92,4 +92,9 @@ func TestJSONAnswersLeaveAsJSON(t *testing.T) {
 	if _, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig())); err == nil || !strings.Contains(err.Error(), "params.responseFormat") {
 		t.Errorf("a bad responseFormat: %v", err)
 	}
+	// ruleagent validate finds it without an LLM configured.
+	_, dsl = agentChain(t, "${global.llm_url}", map[string]any{"params": map[string]any{"reasoningEcho": "often"}})
+	if ps := Validate([]ChainFile{{Path: "a.json", DSL: dsl}}, nil, nil); len(ps) == 0 || !strings.Contains(ps[0].Error(), "configuration.params.reasoningEcho") {
+		t.Errorf("validate: %v", ps)
+	}
 }
