@@ -125,11 +125,7 @@ func (c *Config) parse() (*parsed, error) {
 		}
 	}
 	primary := agent.Endpoint{URL: strings.TrimSpace(c.URL), Key: strings.TrimSpace(c.Key), Model: strings.TrimSpace(c.Model), Params: &params}
-	for _, f := range []struct{ name, v string }{{"url", primary.URL}, {"model", primary.Model}} {
-		if f.v == "" || strings.Contains(f.v, "${") {
-			p.llmMissing = append(p.llmMissing, f.name)
-		}
-	}
+	p.llmMissing = llmMissing(primary.URL, primary.Model)
 	if strings.Contains(primary.Key, "${") {
 		// An unset ${global.api_key} means "no key", as for local servers.
 		primary.Key = ""

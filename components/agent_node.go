@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/rulego/rulego"
@@ -19,7 +18,6 @@ import (
 	"github.com/rulego/rulego/engine"
 	"github.com/rulego/rulego/utils/el"
 	"github.com/rulego/rulego/utils/maps"
-	"github.com/rulego/rulego/utils/str"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/aspects"
@@ -104,12 +102,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	}
 	// RuleGo fills ${global.x} in the chain's own configuration only; the
 	// defaults of fields the chain leaves out are filled here the same way.
-	env := map[string]any{"global": rc.Properties.Values()}
-	for _, f := range []*string{&n.Config.URL, &n.Config.Key, &n.Config.Model} {
-		if strings.Contains(*f, "${global.") {
-			*f = str.ExecuteTemplate(*f, env)
-		}
-	}
+	fillGlobals(rc, &n.Config.URL, &n.Config.Key, &n.Config.Model)
 	p, err := n.Config.parse()
 	if err != nil {
 		return err

@@ -1,0 +1,273 @@
+package components
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/api/types"
+	"github.com/rulego/rulego/components/base"
+	"github.com/rulego/rulego/utils/el"
+	"github.com/rulego/rulego/utils/maps"
+
+	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools/scrub"
+)
+
+// IntentType is the node type of the intent node.
+const IntentType = "ai/intent"
+
+// IntentOther is the relation of a message that matches no intent.
+const IntentOther = "Other"
+
+func init() {
+	if err := rulego.Registry.Register(&IntentNode{}); err != nil {
+		panic(fmt.Sprintf("ruleagent: registering %s: %v", IntentType, err))
+	}
+}
+
+// IntentConfig is the configuration of an ai/intent node.
+type IntentConfig struct {
+	URL          string         `json:"url" label:"LLM base URL" desc:"OpenAI-compatible base URL. Usually ${global.llm_url}."`
+	Key          string         `json:"key" label:"API key" desc:"Sent as a Bearer token. Usually ${global.api_key}."`
+	Model        string         `json:"model" label:"Model" desc:"Model name. Usually ${global.model}."`
+	Intents      []any          `json:"intents" label:"Intents" desc:"[{name, description}]: the message leaves by the relation named after the intent the model picks, or by Other when none fits. Names are letters, digits, '_' and '-'."`
+	Instructions string         `json:"instructions" label:"Instructions" desc:"Extra guidance for the classifier, a RuleGo template (${metadata.x}, ${global.x})." component:"{\"type\":\"textarea\"}"`
+	Input        string         `json:"input" label:"Input" desc:"What is classified, a RuleGo template over the message (${msg.text}); default the message data (the last user message of a chat request)."`
+	Params       map[string]any `json:"params" label:"Model parameters" desc:"As ai/agent's params; temperature defaults to 0 here."`
+	MaxRetries   int            `json:"maxRetries" label:"Max retries" desc:"Retries of a retryable LLM failure; 0 disables retries."`
+	Timeout      string         `json:"timeout" label:"Timeout" desc:"Longest a classification may take, e.g. 30s."`
+}
+
+type intent struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// IntentNode is the ai/intent node: one LLM call picks the intent of a
+// message, and the message leaves by the relation of that name, with
+// metadata intent (and the usage), its data unchanged.
+type IntentNode struct {
+	Config IntentConfig
+
+	intents []intent
+	client  *agent.Client
+	noLLM   error
+	secrets *scrub.Scrubber
+	system  el.Template
+	input   el.Template
+	timeout time.Duration
+}
+
+// New implements types.Node.
+func (n *IntentNode) New() types.Node {
+	return &IntentNode{Config: IntentConfig{URL: "${global.llm_url}", Key: "${global.api_key}", Model: "${global.model}",
+		MaxRetries: 2, Timeout: "60s"}}
+}
+
+// Type implements types.Node.
+func (n *IntentNode) Type() string { return IntentType }
+
+// Category groups the node in the editor's palette.
+func (n *IntentNode) Category() string { return "ai" }
+
+// Desc describes the node in the palette.
+func (n *IntentNode) Desc() string {
+	return "Routes a message by its intent: one LLM call picks one of the configured intents, and the message leaves by the relation of that name (Other when none fits)."
+}
+
+// Def implements types.ComponentDefGetter: the fixed relations; each
+// intent adds its own, named after it.
+func (n *IntentNode) Def() types.ComponentForm {
+	rels := []string{IntentOther, types.Failure}
+	return types.ComponentForm{Type: IntentType, Category: "ai", Label: "AI Intent", Desc: n.Desc(), RelationTypes: &rels}
+}
+
+// Init implements types.Node.
+func (n *IntentNode) Init(rc types.Config, configuration types.Configuration) error {
+	if err := maps.Map2Struct(configuration, &n.Config); err != nil {
+		return err
+	}
+	c := &n.Config
+	fillGlobals(rc, &c.URL, &c.Key, &c.Model)
+	var err error
+	if n.intents, err = parseIntents(c.Intents); err != nil {
+		return err
+	}
+	if n.timeout, err = duration("timeout", c.Timeout); err != nil {
+		return err
+	}
+	if c.MaxRetries < 0 {
+		return fmt.Errorf("maxRetries: must not be negative")
+	}
+	params := agent.Params{Temperature: new(float64)}
+	if len(c.Params) > 0 {
+		if err := strictJSON(c.Params, &params); err != nil {
+			return fmt.Errorf("params: %w", err)
+		}
+		if err := params.Check(); err != nil {
+			return err
+		}
+	}
+	if n.system, err = el.NewTemplate(intentPrompt(n.intents, c.Instructions)); err != nil {
+		return fmt.Errorf("instructions: %w", err)
+	}
+	if n.input, err = el.NewTemplate(c.Input); err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
+	if missing := llmMissing(c.URL, c.Model); len(missing) > 0 {
+		n.noLLM = &agent.NoLLMError{Missing: missing}
+		return nil
+	}
+	key := c.Key
+	if strings.Contains(key, "${") {
+		key = ""
+	}
+	n.secrets = scrub.New()
+	n.secrets.AddSecrets(key)
+	n.client, err = agent.NewClient(agent.LLMConfig{Endpoints: []agent.Endpoint{{URL: c.URL, Key: key, Model: c.Model, Params: &params}},
+		MaxRetries: c.MaxRetries, RetryBackoff: 500 * time.Millisecond})
+	return err
+}
+
+func parseIntents(list []any) ([]intent, error) {
+	if len(list) == 0 {
+		return nil, fmt.Errorf("intents: at least one is needed")
+	}
+	out := make([]intent, 0, len(list))
+	seen := map[string]bool{strings.ToLower(IntentOther): true, strings.ToLower(types.Failure): true}
+	for i, item := range list {
+		var it intent
+		if err := strictJSON(item, &it); err != nil {
+			return nil, fmt.Errorf("intents[%d]: %w", i, err)
+		}
+		if it.Name == "" || strings.IndexFunc(it.Name, func(r rune) bool {
+			return !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) >= 0 {
+			return nil, fmt.Errorf("intents[%d].name: %q must be letters, digits, '_' and '-'", i, it.Name)
+		}
+		if seen[strings.ToLower(it.Name)] {
+			return nil, fmt.Errorf("intents[%d].name: %q is taken (Other and Failure are the node's own)", i, it.Name)
+		}
+		seen[strings.ToLower(it.Name)] = true
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// intentPrompt is the classifier's system prompt.
+func intentPrompt(intents []intent, instructions string) string {
+	var b strings.Builder
+	b.WriteString("Classify the user's message into exactly one of these intents. Answer with the intent's name only, nothing else.\n\n")
+	for _, it := range intents {
+		b.WriteString("- " + it.Name)
+		if it.Description != "" {
+			b.WriteString(": " + it.Description)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("- " + IntentOther + ": none of the above\n")
+	if s := strings.TrimSpace(instructions); s != "" {
+		b.WriteString("\n" + s + "\n")
+	}
+	return b.String()
+}
+
+// OnMsg implements types.Node.
+func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
+	if n.noLLM != nil {
+		failWith(ctx, msg, CodeNoLLM, n.noLLM)
+		return
+	}
+	env := base.NodeUtils.GetEvnAndMetadata(ctx, msg)
+	text := n.input.ExecuteAsString(env)
+	if n.Config.Input == "" {
+		text = lastUserText(msg.GetData())
+	}
+	goctx := ctx.GetContext()
+	if goctx == nil {
+		goctx = context.Background()
+	}
+	if n.timeout > 0 {
+		var cancel context.CancelFunc
+		goctx, cancel = context.WithTimeout(goctx, n.timeout)
+		defer cancel()
+	}
+	req := &agent.Request{Messages: []events.Message{{Role: events.RoleSystem, Content: n.system.ExecuteAsString(env)}, {Role: events.RoleUser, Content: text}}}
+	turn, err := n.client.Complete(goctx, req, false, noDeltas{}, nil)
+	if err != nil {
+		// A provider's 401 can quote the key.
+		failWith(ctx, msg, agent.CodeLLM, errors.New(n.secrets.Scrub(err.Error())))
+		return
+	}
+	name := n.match(turn.Content)
+	m := msg.Metadata
+	m.PutValue("intent", name)
+	m.PutValue("model", turn.Model)
+	m.PutValue("promptTokens", strconv.FormatInt(turn.Usage.PromptTokens, 10))
+	m.PutValue("completionTokens", strconv.FormatInt(turn.Usage.CompletionTokens, 10))
+	m.PutValue("totalTokens", strconv.FormatInt(turn.Usage.TotalTokens, 10))
+	ctx.TellNext(msg, name)
+}
+
+// match finds the intent an answer names: the answer itself, trimmed of
+// quotes and punctuation, compared without case; else the one intent
+// whose name appears in it as a word; else Other.
+func (n *IntentNode) match(answer string) string {
+	a := strings.Trim(strings.TrimSpace(answer), "\"'`*.!:- \n")
+	for _, it := range n.intents {
+		if strings.EqualFold(a, it.Name) {
+			return it.Name
+		}
+	}
+	words := strings.FieldsFunc(strings.ToLower(answer), func(r rune) bool {
+		return !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z')
+	})
+	found := ""
+	for _, it := range n.intents {
+		for _, w := range words {
+			if w == strings.ToLower(it.Name) {
+				if found != "" && found != it.Name {
+					return IntentOther
+				}
+				found = it.Name
+			}
+		}
+	}
+	if found == "" {
+		return IntentOther
+	}
+	return found
+}
+
+// lastUserText is what a message's data asks: the last user message of a
+// chat request, else the data itself.
+func lastUserText(data string) string {
+	if !agent.IsConversation([]byte(data)) {
+		return data
+	}
+	msgs, err := agent.ParseInput([]byte(data))
+	if err != nil {
+		return data
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == events.RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return data
+}
+
+// Destroy implements types.Node.
+func (n *IntentNode) Destroy() {}
+
+// failWith tells Failure with err and its code in metadata errorCode.
+func failWith(ctx types.RuleContext, msg types.RuleMsg, code string, err error) {
+	msg.Metadata.PutValue("errorCode", code)
+	ctx.TellFailure(msg, err)
+}

@@ -1,0 +1,113 @@
+package components
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/api/types"
+
+	"github.com/ruleagent/ruleagent/internal/llmtest"
+)
+
+func intentChain(t *testing.T, url string, extra map[string]any) (string, []byte) {
+	t.Helper()
+	cfg := map[string]any{"url": url, "model": "test-model", "intents": []any{
+		map[string]any{"name": "refund", "description": "the customer wants money back"},
+		map[string]any{"name": "shipping", "description": "where a parcel is"},
+	}}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	id := "intent-" + strings.ReplaceAll(t.Name(), "/", "-")
+	b, _ := json.Marshal(chain(id, "Intent", nil, []map[string]any{{"id": "intent", "type": IntentType, "name": "Intent", "configuration": cfg}}))
+	return id, b
+}
+
+// The message leaves by the relation of the intent the model picks, with
+// metadata intent and usage, its data unchanged; an answer naming no
+// intent, or two, leaves by Other.
+func TestIntentRoutes(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+		u := r.LastUserText()
+		switch {
+		case strings.Contains(u, "money"):
+			return llmtest.Reply("refund")
+		case strings.Contains(u, "parcel"):
+			return llmtest.Reply(" \"Shipping.\"")
+		case strings.Contains(u, "both"):
+			return llmtest.Reply("refund or shipping")
+		}
+		return llmtest.Reply("This is about the weather.")
+	}))
+	id, dsl := intentChain(t, srv.URL, map[string]any{"instructions": "Customers write in ${metadata.lang}."})
+	e, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop(context.Background())
+	for _, tc := range []struct{ data, rel string }{
+		{"I want my money back", "refund"},
+		{`{"messages":[{"role":"user","content":"where is my parcel?"}]}`, "shipping"},
+		{"both please", IntentOther},
+		{"is it sunny?", IntentOther},
+	} {
+		end := oneTerminal(t, send(t, context.Background(), e, tc.data, map[string]string{"lang": "English"}, false), tc.rel)
+		if end.msg.Metadata.GetValue("intent") != tc.rel || end.msg.GetData() != tc.data || end.msg.Metadata.GetValue("totalTokens") == "0" {
+			t.Errorf("%q: intent %q, data %q, tokens %s", tc.data, end.msg.Metadata.GetValue("intent"), end.msg.GetData(), end.msg.Metadata.GetValue("totalTokens"))
+		}
+	}
+	req := srv.LastRequest()
+	sys := req.System()
+	for _, want := range []string{"- refund: the customer wants money back", "- shipping: where a parcel is", "- Other: none of the above", "Customers write in English."} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("the classifier's prompt lacks %q:\n%s", want, sys)
+		}
+	}
+	if req.JSON["temperature"] != 0.0 || req.JSON["stream"] == true {
+		t.Errorf("request: temperature %v, stream %v", req.JSON["temperature"], req.JSON["stream"])
+	}
+}
+
+func TestIntentConfigAndFailures(t *testing.T) {
+	for _, c := range []struct {
+		extra map[string]any
+		field string
+	}{
+		{map[string]any{"intents": []any{}}, "intents: at least one"},
+		{map[string]any{"intents": []any{map[string]any{"name": "two words"}}}, "intents[0].name"},
+		{map[string]any{"intents": []any{map[string]any{"name": "other"}}}, "intents[0].name: \"other\" is taken"},
+		{map[string]any{"intents": []any{map[string]any{"name": "a", "colour": "red"}}}, `intents[0]: unknown field "colour"`},
+		{map[string]any{"params": map[string]any{"responseFormat": "yaml"}}, "params.responseFormat"},
+		{map[string]any{"timeout": "soon"}, "timeout"},
+	} {
+		id, dsl := intentChain(t, "http://127.0.0.1:1/v1", c.extra)
+		if _, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig())); err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%v: err %v, want it to name %q", c.extra, err, c.field)
+		}
+	}
+	// No LLM: the chain loads; a message fails saying what to set.
+	id, dsl := intentChain(t, "", map[string]any{"model": ""})
+	e, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := oneTerminal(t, send(t, context.Background(), e, "hi", nil, false), types.Failure)
+	if end.msg.Metadata.GetValue("errorCode") != CodeNoLLM || end.err == nil || !strings.Contains(end.err.Error(), "url") {
+		t.Errorf("no LLM: %v %v", end.msg.Metadata.GetValue("errorCode"), end.err)
+	}
+	// The LLM failing: Failure, errorCode llm_error.
+	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Response{Status: 400, ErrorMessage: "bad request for key sk-intent-secret-123456"}))
+	id, dsl = intentChain(t, srv.URL, map[string]any{"key": "sk-intent-secret-123456"})
+	e, err = rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end = oneTerminal(t, send(t, context.Background(), e, "hi", nil, false), types.Failure)
+	if end.msg.Metadata.GetValue("errorCode") != "llm_error" || end.err == nil || !strings.Contains(end.err.Error(), "bad request") ||
+		strings.Contains(end.err.Error(), "sk-intent-secret-123456") {
+		t.Errorf("LLM failure: %v %v", end.msg.Metadata.GetValue("errorCode"), end.err)
+	}
+}
