@@ -193,10 +193,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		return
 	}
 	md := msg.Metadata.Values()
-	goctx := ctx.GetContext()
-	if goctx == nil {
-		goctx = context.Background()
-	}
+	goctx := nodeContext(ctx)
 	var sinks []events.Sink
 	if s := events.SinkFrom(goctx); s != nil {
 		sinks = append(sinks, s)
