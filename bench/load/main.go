@@ -34,7 +34,10 @@ type report struct {
 
 func main() {
 	runs := flag.Int("runs", 1000, "concurrent runs")
-	delay := flag.Duration("chunk-delay", 10*time.Millisecond, "delay between streamed chunks")
+	var sc scenario
+	flag.IntVar(&sc.Turns, "turns", 1, "LLM turns per run: 1 (an answer) or 4 (three tool calls, then the answer)")
+	flag.IntVar(&sc.Chunks, "chunks", 40, "content chunks of the answer")
+	flag.DurationVar(&sc.Delay, "chunk-delay", 50*time.Millisecond, "delay before each streamed chunk")
 	phase := flag.String("phase", "", "internal: serve, bare or agent")
 	url := flag.String("url", "", "internal: the scripted server's URL")
 	flag.Parse()
@@ -42,13 +45,13 @@ func main() {
 	var err error
 	switch *phase {
 	case "serve":
-		err = serve(*delay)
+		err = serve(sc)
 	case "bare":
-		err = emit(runBare(*url, *runs))
+		err = emit(runBare(*url, *runs, sc))
 	case "agent":
-		err = emit(runAgent(*url, *runs))
+		err = emit(runAgent(*url, *runs, sc))
 	case "":
-		err = orchestrate(*runs, *delay)
+		err = orchestrate(*runs, sc)
 	default:
 		err = fmt.Errorf("unknown phase %q", *phase)
 	}
@@ -66,12 +69,13 @@ func emit(r report, err error) error {
 }
 
 // orchestrate starts the server, then each phase, and prints the table.
-func orchestrate(runs int, delay time.Duration) error {
+func orchestrate(runs int, sc scenario) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	srv := exec.Command(self, "-phase", "serve", "-chunk-delay", delay.String())
+	args := sc.args()
+	srv := exec.Command(self, append([]string{"-phase", "serve"}, args...)...)
 	stdin, _ := srv.StdinPipe()
 	out, _ := srv.StdoutPipe()
 	srv.Stderr = os.Stderr
@@ -85,10 +89,10 @@ func orchestrate(runs int, delay time.Duration) error {
 	}
 	url := strings.TrimSpace(line)
 
-	fmt.Printf("%d concurrent streaming runs, 4 turns and 3 tool calls each, chunks %s apart\n\n", runs, delay)
+	fmt.Printf("%d concurrent streaming runs, %d turn(s), %d-chunk answer, chunks %s apart\n\n", runs, sc.Turns, sc.Chunks, sc.Delay)
 	fmt.Printf("%-28s %6s %6s %12s %9s %9s\n", "phase", "ok", "lost", "peak RSS", "wall", "CPU")
 	for _, p := range []string{"bare", "agent"} {
-		cmd := exec.CommandContext(context.Background(), self, "-phase", p, "-url", url, "-runs", fmt.Sprint(runs))
+		cmd := exec.CommandContext(context.Background(), self, append([]string{"-phase", p, "-url", url, "-runs", fmt.Sprint(runs)}, args...)...)
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
 		if err != nil {
@@ -105,6 +109,10 @@ func orchestrate(runs int, delay time.Duration) error {
 		}
 	}
 	return nil
+}
+
+func (sc scenario) args() []string {
+	return []string{"-turns", fmt.Sprint(sc.Turns), "-chunks", fmt.Sprint(sc.Chunks), "-chunk-delay", sc.Delay.String()}
 }
 
 // peakRSS reads the process's peak resident set size (VmHWM).
