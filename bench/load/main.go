@@ -39,6 +39,7 @@ func main() {
 	flag.IntVar(&sc.Chunks, "chunks", 40, "content chunks of the answer")
 	flag.DurationVar(&sc.Delay, "chunk-delay", 50*time.Millisecond, "delay before each streamed chunk")
 	phase := flag.String("phase", "", "internal: serve, bare or agent")
+	benchstat := flag.Bool("benchstat", false, "print benchstat lines (make bench) instead of a table")
 	url := flag.String("url", "", "internal: the scripted server's URL")
 	flag.Parse()
 	raiseFileLimit()
@@ -51,7 +52,7 @@ func main() {
 	case "agent":
 		err = emit(runAgent(*url, *runs, sc))
 	case "":
-		err = orchestrate(*runs, sc)
+		err = orchestrate(*runs, sc, *benchstat)
 	default:
 		err = fmt.Errorf("unknown phase %q", *phase)
 	}
@@ -69,7 +70,7 @@ func emit(r report, err error) error {
 }
 
 // orchestrate starts the server, then each phase, and prints the table.
-func orchestrate(runs int, sc scenario) error {
+func orchestrate(runs int, sc scenario, benchstat bool) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -89,8 +90,11 @@ func orchestrate(runs int, sc scenario) error {
 	}
 	url := strings.TrimSpace(line)
 
-	fmt.Printf("%d concurrent streaming runs, %d turn(s), %d-chunk answer, chunks %s apart\n\n", runs, sc.Turns, sc.Chunks, sc.Delay)
-	fmt.Printf("%-28s %6s %6s %12s %9s %9s\n", "phase", "ok", "lost", "peak RSS", "wall", "CPU")
+	if !benchstat {
+		fmt.Printf("%d concurrent streaming runs, %d turn(s), %d-chunk answer, chunks %s apart\n\n", runs, sc.Turns, sc.Chunks, sc.Delay)
+		fmt.Printf("%-28s %6s %6s %12s %9s %9s\n", "phase", "ok", "lost", "peak RSS", "wall", "CPU")
+	}
+	got := map[string]report{}
 	for _, p := range []string{"bare", "agent"} {
 		cmd := exec.CommandContext(context.Background(), self, append([]string{"-phase", p, "-url", url, "-runs", fmt.Sprint(runs)}, args...)...)
 		cmd.Stderr = os.Stderr
@@ -102,17 +106,26 @@ func orchestrate(runs int, sc scenario) error {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("phase %s: %w: %s", p, err, b)
 		}
-		name := map[string]string{"bare": "bare HTTP client", "agent": "ruleagent (ai/agent node)"}[p]
-		fmt.Printf("%-28s %6d %6d %9.1f MiB %8.2fs %8.2fs\n", name, r.OK, r.Lost, r.PeakRSS, r.Seconds, r.CPUSecs)
+		got[p] = r
 		if r.FirstErr != "" {
-			fmt.Printf("  first error: %s\n", r.FirstErr)
+			fmt.Fprintf(os.Stderr, "%s: first error: %s\n", p, r.FirstErr)
+		}
+		if !benchstat {
+			name := map[string]string{"bare": "bare HTTP client", "agent": "ruleagent (ai/agent node)"}[p]
+			fmt.Printf("%-28s %6d %6d %9.1f MiB %8.2fs %8.2fs\n", name, r.OK, r.Lost, r.PeakRSS, r.Seconds, r.CPUSecs)
 		}
 	}
+	bare, ag := got["bare"], got["agent"]
+	if benchstat {
+		fmt.Printf("BenchmarkLoadStreams/n=%d/turns=%d 1 %.4g peak-MiB %.4g bare-peak-MiB %.4g x-bare %d lost %.4g cpu-s %.4g bare-cpu-s\n",
+			runs, sc.Turns, ag.PeakRSS, bare.PeakRSS, ag.PeakRSS/bare.PeakRSS, ag.Lost+bare.Lost, ag.CPUSecs, bare.CPUSecs)
+	} else {
+		fmt.Printf("\npeak RSS: %.2fx the bare client's\n", ag.PeakRSS/bare.PeakRSS)
+	}
+	if ag.Lost > 0 || bare.Lost > 0 {
+		return fmt.Errorf("runs lost: %d (bare client: %d)", ag.Lost, bare.Lost)
+	}
 	return nil
-}
-
-func (sc scenario) args() []string {
-	return []string{"-turns", fmt.Sprint(sc.Turns), "-chunks", fmt.Sprint(sc.Chunks), "-chunk-delay", sc.Delay.String()}
 }
 
 // peakRSS reads the process's peak resident set size (VmHWM).
@@ -134,4 +147,8 @@ func peakRSS() float64 {
 func drain(r io.Reader) error {
 	_, err := io.Copy(io.Discard, r)
 	return err
+}
+
+func (sc scenario) args() []string {
+	return []string{"-turns", fmt.Sprint(sc.Turns), "-chunks", fmt.Sprint(sc.Chunks), "-chunk-delay", sc.Delay.String()}
 }
