@@ -210,7 +210,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	}
 	in := agent.Input{
 		Messages:     messages,
-		SystemPrompt: n.prompt.ExecuteAsString(base.NodeUtils.GetEvnAndMetadata(ctx, msg)),
+		SystemPrompt: n.systemPrompt(ctx, msg),
 		ThreadID:     md["threadId"],
 		RunID:        md["runId"],
 		ParentRunID:  md["parentRunId"],
@@ -261,6 +261,15 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		m.PutValue("sessionId", conv.ID())
 	}
 	t.success(msg)
+}
+
+// systemPrompt fills the system prompt's ${...} variables; a prompt without
+// any is used as it is, without building RuleGo's variable map per message.
+func (n *AgentNode) systemPrompt(ctx types.RuleContext, msg types.RuleMsg) string {
+	if !n.prompt.HasVar() {
+		return n.prompt.ExecuteAsString(nil)
+	}
+	return n.prompt.ExecuteAsString(base.NodeUtils.GetEvnAndMetadata(ctx, msg))
 }
 
 // restrictions are the tool policies of a run: those of the agents above
