@@ -165,9 +165,10 @@ func runAgent(url string, runs int, sc scenario) (report, error) {
 	stopSampling := sampleMem()
 	defer stopSampling()
 	if path := os.Getenv("LOAD_HEAPPROFILE"); path != "" {
+		// Profile the heap while the runs are in flight: a profile shows
+		// the heap as of the last GC.
+		time.Sleep(time.Second)
 		runtime.GC()
-		// Profile the heap while the runs are in flight.
-		time.Sleep(400 * time.Millisecond)
 		if f, err := os.Create(path); err == nil {
 			_ = pprof.WriteHeapProfile(f)
 			f.Close()
