@@ -43,6 +43,7 @@ func benches(count int) []goBench {
 		{pkg: "./tools/bash/", pattern: "^BenchmarkSandboxCost$", count: 3},
 		{pkg: "./tools/workspace/", pattern: "^BenchmarkResolve$"},
 		{pkg: "./tools/scrub/", pattern: "^BenchmarkScrub$"},
+		{pkg: "./tools/netguard/", pattern: "^Benchmark(CheckAddr|Control)$"},
 		{pkg: "./sessions/", pattern: "^BenchmarkSession"},
 	}
 }
@@ -53,7 +54,19 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each load driver")
 	bin := flag.String("bin", "bin/ruleagent", "the ruleagent binary (make build)")
 	quick := flag.Bool("quick", false, "one short run of everything (checks the pipeline; the figures mean nothing)")
+	tableOnly := flag.Bool("table", false, "print the table of the results in -out, measuring nothing")
 	flag.Parse()
+	if *tableOnly {
+		r, err := parseFile(*out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/report:", err)
+			os.Exit(1)
+		}
+		m := readMachine(*bin)
+		m.cpu, m.loadBefore, m.loadAfter = "results of "+*out, "see its first line", "see its last line"
+		printTable(os.Stdout, m, r)
+		return
+	}
 	if *quick {
 		*count, *runs = 1, 1
 		quickArgs = []string{"-quick"}
