@@ -27,6 +27,9 @@ type report struct {
 	OK       int     `json:"ok"`
 	Lost     int     `json:"lost"`
 	PeakRSS  float64 `json:"peakRssMiB"`
+	// PeakAnon is the largest anonymous part of the RSS seen (sampled):
+	// what the runs hold, without the binary's file-backed pages.
+	PeakAnon float64 `json:"peakAnonMiB"`
 	Seconds  float64 `json:"seconds"`
 	CPUSecs  float64 `json:"cpuSeconds"`
 	FirstErr string  `json:"firstError,omitempty"`
@@ -117,10 +120,12 @@ func orchestrate(runs int, sc scenario, benchstat bool) error {
 	}
 	bare, ag := got["bare"], got["agent"]
 	if benchstat {
-		fmt.Printf("BenchmarkLoadStreams/n=%d/turns=%d 1 %.4g peak-MiB %.4g bare-peak-MiB %.4g x-bare %d lost %.4g cpu-s %.4g bare-cpu-s\n",
-			runs, sc.Turns, ag.PeakRSS, bare.PeakRSS, ag.PeakRSS/bare.PeakRSS, ag.Lost+bare.Lost, ag.CPUSecs, bare.CPUSecs)
+		fmt.Printf("BenchmarkLoadStreams/n=%d/turns=%d 1 %.4g peak-MiB %.4g bare-peak-MiB %.4g x-bare %.4g anon-MiB %.4g bare-anon-MiB %.4g x-bare-anon %d lost %.4g cpu-s %.4g bare-cpu-s\n",
+			runs, sc.Turns, ag.PeakRSS, bare.PeakRSS, ag.PeakRSS/bare.PeakRSS, ag.PeakAnon, bare.PeakAnon, ag.PeakAnon/bare.PeakAnon,
+			ag.Lost+bare.Lost, ag.CPUSecs, bare.CPUSecs)
 	} else {
-		fmt.Printf("\npeak RSS: %.2fx the bare client's\n", ag.PeakRSS/bare.PeakRSS)
+		fmt.Printf("\npeak RSS: %.2fx the bare client's (anonymous part: %.1f MiB vs %.1f MiB, %.2fx)\n",
+			ag.PeakRSS/bare.PeakRSS, ag.PeakAnon, bare.PeakAnon, ag.PeakAnon/bare.PeakAnon)
 	}
 	if ag.Lost > 0 || bare.Lost > 0 {
 		return fmt.Errorf("runs lost: %d (bare client: %d)", ag.Lost, bare.Lost)
@@ -129,13 +134,16 @@ func orchestrate(runs int, sc scenario, benchstat bool) error {
 }
 
 // peakRSS reads the process's peak resident set size (VmHWM).
-func peakRSS() float64 {
+func peakRSS() float64 { return status("VmHWM:") }
+
+// status reads one MiB figure of /proc/self/status.
+func status(key string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, key); ok {
 			var kb float64
 			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
 			return kb / 1024
@@ -143,6 +151,33 @@ func peakRSS() float64 {
 	}
 	return 0
 }
+
+// anonSampler keeps the largest RssAnon seen, every 10 ms, until stopped.
+type anonSampler struct {
+	stop chan struct{}
+	done chan float64
+}
+
+func sampleAnon() *anonSampler {
+	s := &anonSampler{stop: make(chan struct{}), done: make(chan float64, 1)}
+	go func() {
+		peak := status("RssAnon:")
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				s.done <- max(peak, status("RssAnon:"))
+				return
+			case <-t.C:
+				peak = max(peak, status("RssAnon:"))
+			}
+		}
+	}()
+	return s
+}
+
+func (s *anonSampler) peak() float64 { close(s.stop); return <-s.done }
 
 func drain(r io.Reader) error {
 	_, err := io.Copy(io.Discard, r)

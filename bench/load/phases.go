@@ -124,6 +124,7 @@ func runAgent(url string, runs int, sc scenario) (report, error) {
 	}
 	var ok atomic.Int64
 	var firstErr atomic.Value
+	anon := sampleAnon()
 	start, cpu0 := time.Now(), cpuSeconds()
 	var wg sync.WaitGroup
 	for i := 0; i < runs; i++ {
@@ -183,7 +184,7 @@ func runAgent(url string, runs int, sc scenario) (report, error) {
 			ms.HeapInuse>>20, ms.HeapSys>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine())
 	}
 	wg.Wait()
-	return finish("agent", runs, int(ok.Load()), start, cpu0, firstErr), nil
+	return finish("agent", runs, int(ok.Load()), start, cpu0, firstErr, anon.peak()), nil
 }
 
 func runBare(url string, runs int, sc scenario) (report, error) {
@@ -203,6 +204,7 @@ func runBare(url string, runs int, sc scenario) (report, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 	var ok atomic.Int64
 	var firstErr atomic.Value
+	anon := sampleAnon()
 	start, cpu0 := time.Now(), cpuSeconds()
 	var wg sync.WaitGroup
 	for i := 0; i < runs; i++ {
@@ -226,11 +228,11 @@ func runBare(url string, runs int, sc scenario) (report, error) {
 	stopSampling := sampleMem()
 	wg.Wait()
 	stopSampling()
-	return finish("bare", runs, int(ok.Load()), start, cpu0, firstErr), nil
+	return finish("bare", runs, int(ok.Load()), start, cpu0, firstErr, anon.peak()), nil
 }
 
-func finish(phase string, runs, ok int, start time.Time, cpu0 float64, firstErr atomic.Value) report {
-	r := report{Phase: phase, Runs: runs, OK: ok, Lost: runs - ok, PeakRSS: peakRSS(),
+func finish(phase string, runs, ok int, start time.Time, cpu0 float64, firstErr atomic.Value, anon float64) report {
+	r := report{Phase: phase, Runs: runs, OK: ok, Lost: runs - ok, PeakRSS: peakRSS(), PeakAnon: anon,
 		Seconds: time.Since(start).Seconds(), CPUSecs: cpuSeconds() - cpu0}
 	if v, _ := firstErr.Load().(string); v != "" {
 		r.FirstErr = strings.TrimSpace(v)

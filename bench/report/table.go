@@ -87,6 +87,8 @@ func rows() []row {
 		{sectioned: "Memory at 1,000 concurrent streaming runs (1 turn, 40 chunks 50 ms apart; LLM in another process)"},
 		{what: "peak RSS, ai/agent node in process", name: "LoadStreams/n=1000/turns=1", unit: "peak-MiB", shown: "MiB", bareUnit: "bare-peak-MiB", decimals: 1},
 		{what: "  ratio to a bare Go HTTP client", name: "LoadStreams/n=1000/turns=1", unit: "x-bare", shown: "×", target: "≤ 1.25×", met: le(1.25), decimals: 2},
+		{what: "  anonymous part of the peak (no binary pages)", name: "LoadStreams/n=1000/turns=1", unit: "anon-MiB", shown: "MiB", bareUnit: "bare-anon-MiB", decimals: 1},
+		{what: "  its ratio", name: "LoadStreams/n=1000/turns=1", unit: "x-bare-anon", shown: "×", decimals: 2},
 		{what: "  runs lost", name: "LoadStreams/n=1000/turns=1", unit: "lost", shown: "runs", target: "0", met: le(0)},
 		{what: "peak RSS, ruleagent serve, 1,000 AG-UI streams", name: "ServerStreams/n=1000", unit: "peak-MiB", shown: "MiB", bareUnit: "bare-peak-MiB", decimals: 1},
 		{what: "  per run above idle", name: "ServerStreams/n=1000", unit: "KiB/run", shown: "KiB", bareUnit: "bare-KiB/run", decimals: 1},
