@@ -22,11 +22,11 @@ import (
 )
 
 type report struct {
-	Phase    string  `json:"phase"`
-	Runs     int     `json:"runs"`
-	OK       int     `json:"ok"`
-	Lost     int     `json:"lost"`
-	PeakRSS  float64 `json:"peakRssMiB"`
+	Phase   string  `json:"phase"`
+	Runs    int     `json:"runs"`
+	OK      int     `json:"ok"`
+	Lost    int     `json:"lost"`
+	PeakRSS float64 `json:"peakRssMiB"`
 	// PeakAnon is the largest anonymous part of the RSS seen (sampled):
 	// what the runs hold, without the binary's file-backed pages.
 	PeakAnon float64 `json:"peakAnonMiB"`
