@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -100,4 +101,21 @@ func serveProxy(llmURL string) error {
 		return err
 	}
 	return nil
+}
+
+// toolBodies are the four requests of a tools run, as the bare client
+// sends them: turn k carries k assistant tool calls and their results.
+func toolBodies() []string {
+	var bodies []string
+	msgs := []map[string]any{{"role": "user", "content": scenarioTools}}
+	for k := 0; k < 4; k++ {
+		b, _ := json.Marshal(map[string]any{"model": "bench-model", "stream": true, "messages": msgs})
+		bodies = append(bodies, string(b))
+		id := fmt.Sprintf("call_%d", k+1)
+		msgs = append(msgs,
+			map[string]any{"role": "assistant", "content": "Let me read it.", "tool_calls": []any{map[string]any{"id": id, "type": "function",
+				"function": map[string]any{"name": "read", "arguments": fmt.Sprintf(`{"operation":"file","path":"notes-%d.txt"}`, k+1)}}}},
+			map[string]any{"role": "tool", "tool_call_id": id, "content": "hello"})
+	}
+	return bodies
 }

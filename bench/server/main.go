@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -88,3 +89,17 @@ func raiseFileLimit() {
 		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
 	}
 }
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[min(max(i-1, 0), len(s)-1)]
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -160,3 +160,20 @@ func cpuOf(pid int) time.Duration {
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
+
+func copyFile(from, to string) (string, error) {
+	src, err := os.Open(from)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(struct{ io.Writer }{dst}, src); err != nil {
+		dst.Close()
+		return "", err
+	}
+	return to, dst.Close()
+}
