@@ -237,12 +237,8 @@ func (st *runState) finish() {
 		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(st.ctx)}
 	}
 	st.s.runs.End(st.reg)
-	st.mu.Lock()
-	if st.seg != nil {
-		st.emitTerminalLocked()
-	}
-	close(st.done)
-	st.mu.Unlock()
+	// Counted and logged before the client hears the end: a client that
+	// has its answer then finds the run in /metrics.
 	req, took := st.req, time.Since(st.started)
 	info := st.reg.Info()
 	st.s.log.Info("run", "run", req.RunID, "thread", req.ThreadID, "chain", req.ChainID, "source", cmp.Or(req.Source, "api"),
@@ -250,6 +246,12 @@ func (st *runState) finish() {
 	metrics.ActiveRuns.Dec()
 	metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
 	metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(took.Seconds())
+	st.mu.Lock()
+	if st.seg != nil {
+		st.emitTerminalLocked()
+	}
+	close(st.done)
+	st.mu.Unlock()
 }
 
 // emitTerminalLocked ends the attached segment with the run's end.
