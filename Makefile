@@ -6,15 +6,15 @@ PEERS     := test/peers/node_modules/.package-lock.json
 # Two cores: keep package parallelism modest so timing-sensitive tests stay calm.
 TESTFLAGS ?= -p 2 -timeout 10m
 
-.PHONY: run build test test-go bench lint peers clean editor test-editor
+.PHONY: run build test test-go bench bench-save bench-compare lint peers clean editor test-editor
 
 ## run: build, then serve chains/ on http://127.0.0.1:8080
 run: editor build
 	$(BIN) serve --addr $(ADDR) --chains chains
 
-## build: build the ruleagent binary into bin/
+## build: build the ruleagent binary into bin/ (no symbol table or DWARF, no local paths)
 build:
-	$(GO) build -o $(BIN) ./cmd/ruleagent
+	$(GO) build -trimpath -ldflags="-s -w" -o $(BIN) ./cmd/ruleagent
 
 ## test: everything CI checks (vet, formatting, all tests with the real protocol peers)
 test: peers lint editor test-editor test-go
@@ -42,10 +42,23 @@ $(PEERS): test/peers/package.json test/peers/package-lock.json
 	npm ci --prefix test/peers --no-audit --no-fund --loglevel=error
 	@touch $@
 
-## bench: the performance benchmarks recorded in README.md (Go benchmarks, then the load driver)
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./events/ ./tools/ ./tools/scrub/ ./tools/netguard/ ./tools/bash/ ./agent/ ./sessions/
-	$(GO) run ./bench/load -runs 1000
+## bench: every performance figure of README.md in one table (Go benchmarks, the in-process load
+## driver, the server load client); all result lines go to bench/out/latest.txt (benchstat format)
+BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+BASELINE  ?= bench/out/baseline.txt
+bench: build
+	$(GO) run ./bench/report -bin $(BIN) -out bench/out/latest.txt
+
+## bench-save: keep the last make bench results as the baseline (BASELINE, not committed)
+bench-save:
+	@test -f bench/out/latest.txt || { echo "run make bench first"; exit 1; }
+	cp bench/out/latest.txt $(BASELINE)
+	@echo "baseline saved: $(BASELINE)"
+
+## bench-compare: run make bench again and compare it with the baseline (benchstat)
+bench-compare: bench
+	@test -f $(BASELINE) || { echo "no baseline: run make bench-save after a make bench"; exit 1; }
+	$(BENCHSTAT) $(BASELINE) bench/out/latest.txt
 
 ## lint: go vet, gofmt and staticcheck (pinned; fetched from the module proxy on first use)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2

@@ -13,16 +13,15 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Client talks to OpenAI-compatible chat-completions endpoints, with retries
 // on retryable failures and ordered failover to backup endpoints.
 //
-// Requests go through openai-go (base URL handling, auth, error decoding),
-// built with explicit options only: the SDK's environment defaults
-// (OPENAI_BASE_URL, OPENAI_API_KEY, ...) and its own retries are never used,
-// so what a chain configures is exactly what is sent.
+// Requests go over net/http with exactly what a chain configures (see
+// llm_http.go): no environment defaults (OPENAI_BASE_URL, OPENAI_API_KEY,
+// ...) and no retries but the Client's own. API errors are *openai.Error,
+// as openai-go returns them.
 type Client struct {
 	cfg LLMConfig
 	eps []*endpoint
@@ -30,7 +29,7 @@ type Client struct {
 
 type endpoint struct {
 	Endpoint
-	oa       openai.Client
+	wire     wire
 	provider string
 	stream   bodyPrefix
 	plain    bodyPrefix
@@ -89,17 +88,11 @@ func NewClient(cfg LLMConfig) (*Client, error) {
 		if i > 0 && e.Params != nil {
 			params = e.Params
 		}
-		opts := []option.RequestOption{
-			option.WithBaseURL(e.URL), option.WithMaxRetries(0), option.WithHTTPClient(hc),
+		w, err := newWire(e, cfg.Headers, hc)
+		if err != nil {
+			return nil, err
 		}
-		if e.Key != "" {
-			opts = append(opts, option.WithAPIKey(e.Key))
-		}
-		for k, v := range cfg.Headers {
-			opts = append(opts, option.WithHeader(k, v))
-		}
-		ep := &endpoint{Endpoint: e, oa: openai.Client{Options: opts}, provider: providerOf(e.URL)}
-		var err error
+		ep := &endpoint{Endpoint: e, wire: w, provider: providerOf(e.URL)}
 		if ep.echo, err = parseReasoningEcho(params); err != nil {
 			return nil, err
 		}
@@ -117,9 +110,6 @@ func NewClient(cfg LLMConfig) (*Client, error) {
 			} else {
 				ep.plain = p
 			}
-		}
-		if err != nil {
-			return nil, err
 		}
 		c.eps = append(c.eps, ep)
 	}
@@ -140,8 +130,6 @@ type Retry struct {
 	// Failover is true when the next attempt goes to another endpoint.
 	Failover bool
 }
-
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 2*1024); return &b }}
 
 // Complete sends req and returns the answer. With stream, deltas reach d as
 // they arrive. A failure is retried (same endpoint, then the next ones)
@@ -239,20 +227,15 @@ func (ep *endpoint) succeeded() {
 
 // call makes one request to this endpoint.
 func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Deltas) (*Turn, bool, error) {
-	bp := bodyPool.Get().(*[]byte)
-	defer bodyPool.Put(bp)
 	prefix := ep.plain
 	if stream {
 		prefix = ep.stream
 	}
-	body := prefix.appendBody((*bp)[:0], req, ep.echo)
-	*bp = body
-	var resp *http.Response
-	opts := []option.RequestOption{option.WithRequestBody("application/json", body)}
-	if stream {
-		opts = append(opts, option.WithHeader("Accept", "text/event-stream"))
-	}
-	if err := ep.oa.Post(ctx, "chat/completions", nil, &resp, opts...); err != nil {
+	// The body is not held while the answer streams: it goes back to its
+	// pool as soon as it is written.
+	body := newRequestBody(func(b []byte) []byte { return prefix.appendBody(b, req, ep.echo) })
+	resp, err := ep.wire.post(ctx, body, stream)
+	if err != nil {
 		return nil, false, err
 	}
 	defer func() {

@@ -84,8 +84,10 @@ type pendingCall struct {
 	pending []string // argument fragments seen before id and name
 }
 
-// readers are pooled: a reader per stream adds up under many concurrent runs.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4*1024) }}
+// readers are pooled and small: a reader per stream adds up under many
+// concurrent runs, and a chunk is a line of a few hundred bytes (a longer
+// line is collected whole).
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1024) }}
 
 // readStream reads an SSE chat-completions stream to the end.
 func (a *accumulator) readStream(body io.Reader) error {

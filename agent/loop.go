@@ -80,7 +80,10 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 		ParentRunID: r.in.ParentRunID, SessionKey: r.sessionKey}
 	r.tools.SessionCalls = r.sessionCalls()
 
-	conv := make([]events.Message, 0, len(input.Messages)+8)
+	// Room for the system prompt and one answer: a run held by a slow
+	// stream should not hold empty messages (176 bytes each); tool turns
+	// grow it.
+	conv := make([]events.Message, 0, len(input.Messages)+2)
 	if sp := r.systemPrompt(ctx, input.SystemPrompt); sp != "" {
 		conv = append(conv, events.Message{Role: events.RoleSystem, Content: sp})
 	}

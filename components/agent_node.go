@@ -200,10 +200,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		return
 	}
 	md := msg.Metadata.Values()
-	goctx := ctx.GetContext()
-	if goctx == nil {
-		goctx = context.Background()
-	}
+	goctx := nodeContext(ctx)
 	var sinks []events.Sink
 	if s := events.SinkFrom(goctx); s != nil {
 		sinks = append(sinks, s)
@@ -220,7 +217,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	}
 	in := agent.Input{
 		Messages:     messages,
-		SystemPrompt: n.prompt.ExecuteAsString(envOf()),
+		SystemPrompt: n.systemPrompt(envOf),
 		ThreadID:     md["threadId"],
 		RunID:        md["runId"],
 		ParentRunID:  md["parentRunId"],
@@ -274,6 +271,15 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		m.PutValue("sessionId", conv.ID())
 	}
 	t.success(msg)
+}
+
+// systemPrompt fills the system prompt's ${...} variables; a prompt without
+// any is used as it is, without building RuleGo's variable map per message.
+func (n *AgentNode) systemPrompt(env func() map[string]any) string {
+	if !n.prompt.HasVar() {
+		return n.prompt.ExecuteAsString(nil)
+	}
+	return n.prompt.ExecuteAsString(env())
 }
 
 // restrictions are the tool policies of a run: those of the agents above

@@ -92,7 +92,7 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 	// cctx derives from ctx, never from a fresh context: the calling run's
 	// tool-policy restrictions (policy.WithRestrictions, set by the tool
 	// wrapper) travel in it to every agent node of the chain.
-	cctx := events.WithSink(ctx, sink)
+	cctx := events.WithSink(withoutRunContext(ctx), sink)
 	cctx = withSteps(cctx, &stepRecorder{sink: steps, toolCallID: req.ToolCallID, chainID: req.ChainID, names: names})
 
 	var (

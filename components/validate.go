@@ -91,31 +91,33 @@ func Validate(files, context []ChainFile, known func(id string) bool) []Problem 
 	var problems []Problem
 	ids := map[string]string{} // chain id -> file
 	var edges []edge
-	read := func(f ChainFile, report bool) {
+	for _, f := range files {
 		def, ps := checkFile(f)
-		if report {
-			problems = append(problems, ps...)
-		}
+		problems = append(problems, ps...)
 		if def == nil {
-			return
+			continue
 		}
-		id := def.RuleChain.ID
-		if id == "" {
-			id = fileID(f.Path)
-		}
-		if prev, dup := ids[id]; dup && report {
+		id := idOf(f, def)
+		if prev, dup := ids[id]; dup {
 			problems = append(problems, Problem{File: f.Path, Path: "ruleChain.id", Msg: fmt.Sprintf("chain id %q is also used by %s", id, prev)})
 		}
 		ids[id] = f.Path
 		edges = append(edges, callsOf(f.Path, id, def)...)
 	}
-	for _, f := range files {
-		read(f, true)
-	}
 	for _, f := range context {
-		if _, seen := ids[fileIDOf(f)]; !seen {
-			read(f, false)
+		// A context file only gives its id and its calls, parsed once and
+		// not checked: checking each whole would make loading n chains
+		// cost n² checks.
+		var def chainDef
+		if json.Unmarshal(f.DSL, &def) != nil {
+			continue
 		}
+		id := idOf(f, &def)
+		if _, seen := ids[id]; seen {
+			continue
+		}
+		ids[id] = f.Path
+		edges = append(edges, callsOf(f.Path, id, &def)...)
 	}
 	reported := map[string]bool{}
 	for _, f := range files {
@@ -135,10 +137,10 @@ func Validate(files, context []ChainFile, known func(id string) bool) []Problem 
 	return append(problems, cycles(edges, reported)...)
 }
 
-func fileIDOf(f ChainFile) string {
-	var d chainDef
-	if json.Unmarshal(f.DSL, &d) == nil && d.RuleChain.ID != "" {
-		return d.RuleChain.ID
+// idOf is a chain's id: its ruleChain.id, else its file name.
+func idOf(f ChainFile, def *chainDef) string {
+	if def.RuleChain.ID != "" {
+		return def.RuleChain.ID
 	}
 	return fileID(f.Path)
 }

@@ -38,6 +38,8 @@ type runState struct {
 	ledger  *agent.Ledger
 	ctx     context.Context
 	started time.Time
+	// unwatch stops watching the engine's shutdown.
+	unwatch func() bool
 
 	// done is closed when the chain has ended and res, err are final.
 	done chan struct{}
@@ -97,10 +99,26 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 	}
 	st.ctx = rctx
 	msg := s.newMessage(req)
-	go func() {
-		e.OnMsgAndWait(msg, append(opts, types.WithContext(rctx))...)
-		st.finish()
-	}()
+	if !e.Initialized() {
+		// RuleGo ends such a message with OnEnd only.
+		go func() {
+			e.OnMsgAndWait(msg, append(opts, types.WithContext(rctx))...)
+			st.finish()
+		}()
+		return st, nil
+	}
+	// No goroutine waits for the chain: RuleGo runs its nodes on its pool
+	// and calls finish when the last one is done (or at once when it
+	// refuses the message). The agent nodes use rctx as it is
+	// (components.WithRunContext): the registry cancels it.
+	// The engine's shutdown (a redeploy's grace period over, the server
+	// stopping) still cancels the run, through the registry; AfterFunc on
+	// RuleGo's std shutdown context costs no goroutine.
+	if sd, ok := e.(interface{ GetShutdownContext() context.Context }); ok && sd.GetShutdownContext() != nil {
+		shutdown := sd.GetShutdownContext()
+		st.unwatch = context.AfterFunc(shutdown, func() { reg.Cancel(context.Cause(shutdown)) })
+	}
+	e.OnMsg(msg, append(opts, types.WithContext(components.WithRunContext(rctx)), types.WithOnAllNodeCompleted(st.finish))...)
 	return st, nil
 }
 
@@ -211,6 +229,9 @@ func (st *runState) pauseLocked() {
 // finish runs when the chain has ended: it decides the outcome and ends
 // the attached segment (or keeps the end for the next one).
 func (st *runState) finish() {
+	if st.unwatch != nil {
+		st.unwatch()
+	}
 	res := &st.res
 	res.Usage = st.ledger.Entries()
 	if st.req.Caller != nil {
@@ -221,12 +242,8 @@ func (st *runState) finish() {
 		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(st.ctx)}
 	}
 	st.s.runs.End(st.reg)
-	st.mu.Lock()
-	if st.seg != nil {
-		st.emitTerminalLocked()
-	}
-	close(st.done)
-	st.mu.Unlock()
+	// Counted and logged before the client hears the end: a client that
+	// has its answer then finds the run in /metrics.
 	req, took := st.req, time.Since(st.started)
 	info := st.reg.Info()
 	st.s.log.Info("run", "run", req.RunID, "thread", req.ThreadID, "chain", req.ChainID, "source", cmp.Or(req.Source, "api"),
@@ -234,6 +251,12 @@ func (st *runState) finish() {
 	metrics.ActiveRuns.Dec()
 	metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
 	metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(took.Seconds())
+	st.mu.Lock()
+	if st.seg != nil {
+		st.emitTerminalLocked()
+	}
+	close(st.done)
+	st.mu.Unlock()
 }
 
 // emitTerminalLocked ends the attached segment with the run's end.

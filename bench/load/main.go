@@ -22,11 +22,14 @@ import (
 )
 
 type report struct {
-	Phase    string  `json:"phase"`
-	Runs     int     `json:"runs"`
-	OK       int     `json:"ok"`
-	Lost     int     `json:"lost"`
-	PeakRSS  float64 `json:"peakRssMiB"`
+	Phase   string  `json:"phase"`
+	Runs    int     `json:"runs"`
+	OK      int     `json:"ok"`
+	Lost    int     `json:"lost"`
+	PeakRSS float64 `json:"peakRssMiB"`
+	// PeakAnon is the largest anonymous part of the RSS seen (sampled):
+	// what the runs hold, without the binary's file-backed pages.
+	PeakAnon float64 `json:"peakAnonMiB"`
 	Seconds  float64 `json:"seconds"`
 	CPUSecs  float64 `json:"cpuSeconds"`
 	FirstErr string  `json:"firstError,omitempty"`
@@ -34,21 +37,25 @@ type report struct {
 
 func main() {
 	runs := flag.Int("runs", 1000, "concurrent runs")
-	delay := flag.Duration("chunk-delay", 10*time.Millisecond, "delay between streamed chunks")
+	var sc scenario
+	flag.IntVar(&sc.Turns, "turns", 1, "LLM turns per run: 1 (an answer) or 4 (three tool calls, then the answer)")
+	flag.IntVar(&sc.Chunks, "chunks", 40, "content chunks of the answer")
+	flag.DurationVar(&sc.Delay, "chunk-delay", 50*time.Millisecond, "delay before each streamed chunk")
 	phase := flag.String("phase", "", "internal: serve, bare or agent")
+	benchstat := flag.Bool("benchstat", false, "print benchstat lines (make bench) instead of a table")
 	url := flag.String("url", "", "internal: the scripted server's URL")
 	flag.Parse()
 	raiseFileLimit()
 	var err error
 	switch *phase {
 	case "serve":
-		err = serve(*delay)
+		err = serve(sc)
 	case "bare":
-		err = emit(runBare(*url, *runs))
+		err = emit(runBare(*url, *runs, sc))
 	case "agent":
-		err = emit(runAgent(*url, *runs))
+		err = emit(runAgent(*url, *runs, sc))
 	case "":
-		err = orchestrate(*runs, *delay)
+		err = orchestrate(*runs, sc, *benchstat)
 	default:
 		err = fmt.Errorf("unknown phase %q", *phase)
 	}
@@ -66,12 +73,13 @@ func emit(r report, err error) error {
 }
 
 // orchestrate starts the server, then each phase, and prints the table.
-func orchestrate(runs int, delay time.Duration) error {
+func orchestrate(runs int, sc scenario, benchstat bool) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	srv := exec.Command(self, "-phase", "serve", "-chunk-delay", delay.String())
+	args := sc.args()
+	srv := exec.Command(self, append([]string{"-phase", "serve"}, args...)...)
 	stdin, _ := srv.StdinPipe()
 	out, _ := srv.StdoutPipe()
 	srv.Stderr = os.Stderr
@@ -85,10 +93,13 @@ func orchestrate(runs int, delay time.Duration) error {
 	}
 	url := strings.TrimSpace(line)
 
-	fmt.Printf("%d concurrent streaming runs, 4 turns and 3 tool calls each, chunks %s apart\n\n", runs, delay)
-	fmt.Printf("%-28s %6s %6s %12s %9s %9s\n", "phase", "ok", "lost", "peak RSS", "wall", "CPU")
+	if !benchstat {
+		fmt.Printf("%d concurrent streaming runs, %d turn(s), %d-chunk answer, chunks %s apart\n\n", runs, sc.Turns, sc.Chunks, sc.Delay)
+		fmt.Printf("%-28s %6s %6s %12s %9s %9s\n", "phase", "ok", "lost", "peak RSS", "wall", "CPU")
+	}
+	got := map[string]report{}
 	for _, p := range []string{"bare", "agent"} {
-		cmd := exec.CommandContext(context.Background(), self, "-phase", p, "-url", url, "-runs", fmt.Sprint(runs))
+		cmd := exec.CommandContext(context.Background(), self, append([]string{"-phase", p, "-url", url, "-runs", fmt.Sprint(runs)}, args...)...)
 		cmd.Stderr = os.Stderr
 		b, err := cmd.Output()
 		if err != nil {
@@ -98,23 +109,41 @@ func orchestrate(runs int, delay time.Duration) error {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("phase %s: %w: %s", p, err, b)
 		}
-		name := map[string]string{"bare": "bare HTTP client", "agent": "ruleagent (ai/agent node)"}[p]
-		fmt.Printf("%-28s %6d %6d %9.1f MiB %8.2fs %8.2fs\n", name, r.OK, r.Lost, r.PeakRSS, r.Seconds, r.CPUSecs)
+		got[p] = r
 		if r.FirstErr != "" {
-			fmt.Printf("  first error: %s\n", r.FirstErr)
+			fmt.Fprintf(os.Stderr, "%s: first error: %s\n", p, r.FirstErr)
 		}
+		if !benchstat {
+			name := map[string]string{"bare": "bare HTTP client", "agent": "ruleagent (ai/agent node)"}[p]
+			fmt.Printf("%-28s %6d %6d %9.1f MiB %8.2fs %8.2fs\n", name, r.OK, r.Lost, r.PeakRSS, r.Seconds, r.CPUSecs)
+		}
+	}
+	bare, ag := got["bare"], got["agent"]
+	if benchstat {
+		fmt.Printf("BenchmarkLoadStreams/n=%d/turns=%d 1 %.4g peak-MiB %.4g bare-peak-MiB %.4g x-bare %.4g anon-MiB %.4g bare-anon-MiB %.4g x-bare-anon %d lost %.4g cpu-s %.4g bare-cpu-s\n",
+			runs, sc.Turns, ag.PeakRSS, bare.PeakRSS, ag.PeakRSS/bare.PeakRSS, ag.PeakAnon, bare.PeakAnon, ag.PeakAnon/bare.PeakAnon,
+			ag.Lost+bare.Lost, ag.CPUSecs, bare.CPUSecs)
+	} else {
+		fmt.Printf("\npeak RSS: %.2fx the bare client's (anonymous part: %.1f MiB vs %.1f MiB, %.2fx)\n",
+			ag.PeakRSS/bare.PeakRSS, ag.PeakAnon, bare.PeakAnon, ag.PeakAnon/bare.PeakAnon)
+	}
+	if ag.Lost > 0 || bare.Lost > 0 {
+		return fmt.Errorf("runs lost: %d (bare client: %d)", ag.Lost, bare.Lost)
 	}
 	return nil
 }
 
 // peakRSS reads the process's peak resident set size (VmHWM).
-func peakRSS() float64 {
+func peakRSS() float64 { return status("VmHWM:") }
+
+// status reads one MiB figure of /proc/self/status.
+func status(key string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, key); ok {
 			var kb float64
 			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
 			return kb / 1024
@@ -123,7 +152,38 @@ func peakRSS() float64 {
 	return 0
 }
 
+// anonSampler keeps the largest RssAnon seen, every 10 ms, until stopped.
+type anonSampler struct {
+	stop chan struct{}
+	done chan float64
+}
+
+func sampleAnon() *anonSampler {
+	s := &anonSampler{stop: make(chan struct{}), done: make(chan float64, 1)}
+	go func() {
+		peak := status("RssAnon:")
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				s.done <- max(peak, status("RssAnon:"))
+				return
+			case <-t.C:
+				peak = max(peak, status("RssAnon:"))
+			}
+		}
+	}()
+	return s
+}
+
+func (s *anonSampler) peak() float64 { close(s.stop); return <-s.done }
+
 func drain(r io.Reader) error {
 	_, err := io.Copy(io.Discard, r)
 	return err
+}
+
+func (sc scenario) args() []string {
+	return []string{"-turns", fmt.Sprint(sc.Turns), "-chunks", fmt.Sprint(sc.Chunks), "-chunk-delay", sc.Delay.String()}
 }

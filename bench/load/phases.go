@@ -27,21 +27,33 @@ import (
 	"github.com/ruleagent/ruleagent/tools"
 )
 
-const answer = "The sums are 3, 7 and 11."
-
-// script is the conversation every run has: three turns that each call a
-// tool, and a final answer, all streamed in small chunks.
-func script(delay time.Duration) llmtest.Script {
-	pre := "Let me work this out step by step."
-	turn := func(args string) llmtest.Response {
-		return llmtest.Response{Text: pre, ToolCalls: []llmtest.ToolCall{llmtest.Call("bench_add", args)}, ChunkSize: 4, ChunkDelay: delay}
-	}
-	return llmtest.Sequence(turn(`{"a":1,"b":2}`), turn(`{"a":3,"b":4}`), turn(`{"a":5,"b":6}`),
-		llmtest.Response{Text: answer, ChunkSize: 4, ChunkDelay: delay})
+// scenario is the conversation every run has.
+type scenario struct {
+	// Turns is 1 (a streamed answer of Chunks chunks) or 4 (three turns
+	// that each call a tool, then the answer).
+	Turns  int
+	Chunks int
+	Delay  time.Duration
 }
 
-func serve(delay time.Duration) error {
-	srv, err := llmtest.Start(script(delay))
+// answer is the final text of every run: Chunks content chunks of 4 runes.
+func (sc scenario) answer() string { return strings.Repeat("word", sc.Chunks) }
+
+// script is the scripted LLM's side of the scenario.
+func (sc scenario) script() llmtest.Script {
+	final := llmtest.Response{Text: sc.answer(), ChunkSize: 4, ChunkDelay: sc.Delay}
+	if sc.Turns <= 1 {
+		return llmtest.Always(final)
+	}
+	pre := "Let me work this out step by step."
+	turn := func(args string) llmtest.Response {
+		return llmtest.Response{Text: pre, ToolCalls: []llmtest.ToolCall{llmtest.Call("bench_add", args)}, ChunkSize: 4, ChunkDelay: sc.Delay}
+	}
+	return llmtest.Sequence(turn(`{"a":1,"b":2}`), turn(`{"a":3,"b":4}`), turn(`{"a":5,"b":6}`), final)
+}
+
+func serve(sc scenario) error {
+	srv, err := llmtest.Start(sc.script())
 	if err != nil {
 		return err
 	}
@@ -81,7 +93,14 @@ func (s *sseSink) Emit(e events.Event) {
 	}
 }
 
-func runAgent(url string, runs int) (report, error) {
+// agentRun is one run's outcome.
+type agentRun struct {
+	sink *sseSink
+	got  string
+	err  error
+}
+
+func runAgent(url string, runs int, sc scenario) (report, error) {
 	if os.Getenv("LOAD_HEAPPROFILE") != "" {
 		runtime.MemProfileRate = 1
 	}
@@ -105,46 +124,52 @@ func runAgent(url string, runs int) (report, error) {
 	}
 	var ok atomic.Int64
 	var firstErr atomic.Value
+	anon := sampleAnon()
 	start, cpu0 := time.Now(), cpuSeconds()
 	var wg sync.WaitGroup
 	for i := 0; i < runs; i++ {
 		wg.Add(1)
-		go func() {
+		r := &agentRun{sink: &sseSink{}}
+		check := func() {
 			defer wg.Done()
-			sink := &sseSink{}
-			msg := types.NewMsg(0, "CHAT", types.TEXT, types.NewMetadata(), "Add 1+2, 3+4 and 5+6.")
-			var got string
-			var rerr error
-			if direct != nil {
-				out, err := direct.Run(context.Background(), agent.Input{Messages: []events.Message{{Role: events.RoleUser, Content: "Add 1+2, 3+4 and 5+6."}}, Stream: true}, sink)
-				if err == nil {
-					got = out.Content
-				}
-				rerr = err
-			} else {
-				e.OnMsgAndWait(msg, types.WithContext(events.WithSink(context.Background(), sink)),
-					types.WithOnEnd(func(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
-						if rel != types.Stream {
-							got, rerr = m.GetData(), err
-						}
-					}))
-			}
 			switch {
-			case rerr != nil:
-				firstErr.CompareAndSwap(nil, rerr.Error())
-			case got != answer || sink.terminals != 1:
-				firstErr.CompareAndSwap(nil, fmt.Sprintf("answer %q, %d terminal events", got, sink.terminals))
+			case r.err != nil:
+				firstErr.CompareAndSwap(nil, r.err.Error())
+			case r.got != sc.answer() || r.sink.terminals != 1:
+				firstErr.CompareAndSwap(nil, fmt.Sprintf("answer %q, %d terminal events", r.got, r.sink.terminals))
 			default:
 				ok.Add(1)
 			}
-		}()
+		}
+		if direct != nil {
+			go func() {
+				out, err := direct.Run(context.Background(), agent.Input{Messages: []events.Message{{Role: events.RoleUser, Content: "Add 1+2, 3+4 and 5+6."}}, Stream: true}, r.sink)
+				if err == nil {
+					r.got = out.Content
+				}
+				r.err = err
+				check()
+			}()
+			continue
+		}
+		// As the server drives a run: no goroutine waits for it, and the
+		// agent node runs in the caller's own context.
+		msg := types.NewMsg(0, "CHAT", types.TEXT, types.NewMetadata(), "Add 1+2, 3+4 and 5+6.")
+		e.OnMsg(msg, types.WithContext(components.WithRunContext(events.WithSink(context.Background(), r.sink))),
+			types.WithOnEnd(func(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
+				if rel != types.Stream {
+					r.got, r.err = m.GetData(), err
+				}
+			}),
+			types.WithOnAllNodeCompleted(check))
 	}
 	stopSampling := sampleMem()
 	defer stopSampling()
 	if path := os.Getenv("LOAD_HEAPPROFILE"); path != "" {
+		// Profile the heap while the runs are in flight: a profile shows
+		// the heap as of the last GC.
+		time.Sleep(time.Second)
 		runtime.GC()
-		// Profile the heap while the runs are in flight.
-		time.Sleep(400 * time.Millisecond)
 		if f, err := os.Create(path); err == nil {
 			_ = pprof.WriteHeapProfile(f)
 			f.Close()
@@ -159,16 +184,16 @@ func runAgent(url string, runs int) (report, error) {
 			ms.HeapInuse>>20, ms.HeapSys>>20, ms.StackInuse>>20, ms.Sys>>20, runtime.NumGoroutine())
 	}
 	wg.Wait()
-	return finish("agent", runs, int(ok.Load()), start, cpu0, firstErr), nil
+	return finish("agent", runs, int(ok.Load()), start, cpu0, firstErr, anon.peak()), nil
 }
 
-func runBare(url string, runs int) (report, error) {
-	// The same four requests the agent makes, recorded from one run.
-	rec, err := llmtest.Start(script(0))
+func runBare(url string, runs int, sc scenario) (report, error) {
+	// The same requests the agent makes, recorded from one run.
+	rec, err := llmtest.Start(scenario{Turns: sc.Turns, Chunks: sc.Chunks}.script())
 	if err != nil {
 		return report{}, err
 	}
-	if r, err := runAgent(rec.URL, 1); err != nil || r.OK != 1 {
+	if r, err := runAgent(rec.URL, 1, sc); err != nil || r.OK != 1 {
 		return report{}, fmt.Errorf("recording the requests: %v %+v", err, r)
 	}
 	var bodies [][]byte
@@ -179,6 +204,7 @@ func runBare(url string, runs int) (report, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 	var ok atomic.Int64
 	var firstErr atomic.Value
+	anon := sampleAnon()
 	start, cpu0 := time.Now(), cpuSeconds()
 	var wg sync.WaitGroup
 	for i := 0; i < runs; i++ {
@@ -202,11 +228,11 @@ func runBare(url string, runs int) (report, error) {
 	stopSampling := sampleMem()
 	wg.Wait()
 	stopSampling()
-	return finish("bare", runs, int(ok.Load()), start, cpu0, firstErr), nil
+	return finish("bare", runs, int(ok.Load()), start, cpu0, firstErr, anon.peak()), nil
 }
 
-func finish(phase string, runs, ok int, start time.Time, cpu0 float64, firstErr atomic.Value) report {
-	r := report{Phase: phase, Runs: runs, OK: ok, Lost: runs - ok, PeakRSS: peakRSS(),
+func finish(phase string, runs, ok int, start time.Time, cpu0 float64, firstErr atomic.Value, anon float64) report {
+	r := report{Phase: phase, Runs: runs, OK: ok, Lost: runs - ok, PeakRSS: peakRSS(), PeakAnon: anon,
 		Seconds: time.Since(start).Seconds(), CPUSecs: cpuSeconds() - cpu0}
 	if v, _ := firstErr.Load().(string); v != "" {
 		r.FirstErr = strings.TrimSpace(v)

@@ -25,6 +25,11 @@ type Response struct {
 	// ChunkDelay is slept before each streamed chunk, and once before a
 	// non-streamed answer. The sleep ends early when the client goes away.
 	ChunkDelay time.Duration
+	// StampChunks, when streaming, replaces each content chunk's text with
+	// the time it is written, as Unix nanoseconds and a space (the text
+	// only sets how many chunks there are): a client on the same machine
+	// can measure how long a chunk takes to reach it.
+	StampChunks bool
 	// Status, when set and not 2xx, answers with that status and an
 	// OpenAI-style error body, in both modes.
 	Status       int

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -199,6 +201,9 @@ func (sw *streamWriter) writeFrame(v any) error {
 		}
 		return errCut
 	}
+	if sw.a.StampChunks {
+		v = stamped(v)
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -208,6 +213,21 @@ func (sw *streamWriter) writeFrame(v any) error {
 	sw.frame = append(sw.frame, "\n\n"...)
 	sw.sent++
 	return sw.writeRaw(sw.frame)
+}
+
+// stamped puts the time into a content chunk (Response.StampChunks).
+func stamped(v any) any {
+	c, ok := v.(chunk)
+	if !ok || len(c.Choices) != 1 {
+		return v
+	}
+	if _, ok := c.Choices[0].Delta.(contentDelta); !ok {
+		return v
+	}
+	choices := []chunkChoice{c.Choices[0]}
+	choices[0].Delta = contentDelta{Content: strconv.FormatInt(time.Now().UnixNano(), 10) + " "}
+	c.Choices = choices
+	return c
 }
 
 func (sw *streamWriter) writeRaw(frame []byte) error {

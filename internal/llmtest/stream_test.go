@@ -2,7 +2,10 @@ package llmtest
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestStreamText(t *testing.T) {
@@ -167,5 +170,29 @@ func TestStreamDefaultUsage(t *testing.T) {
 	}
 	if !srv.LastRequest().IncludeUsage || !srv.LastRequest().Stream {
 		t.Errorf("request not parsed as streaming with usage: %s", srv.LastRequest().Body)
+	}
+}
+
+func TestStreamStampChunks(t *testing.T) {
+	srv := NewServer(t, Always(Response{Text: "abcdefgh", ChunkSize: 4, StampChunks: true}))
+	before := time.Now().UnixNano()
+	got := streamChat(context.Background(), t, newClient(srv), userParams("hi"))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	var stamps int
+	for _, c := range got.chunks {
+		text := c.Choices[0].Delta.Content
+		if text == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(text, " "), 10, 64)
+		if err != nil || !strings.HasSuffix(text, " ") || n < before || n > time.Now().UnixNano() {
+			t.Errorf("chunk %q is not a write time", text)
+		}
+		stamps++
+	}
+	if stamps != 2 {
+		t.Errorf("%d stamped chunks, want 2 (one per chunk of the text)", stamps)
 	}
 }

@@ -21,15 +21,20 @@ const DefaultHeartbeat = 15 * time.Second
 // Writer writes one SSE stream. It is safe for concurrent use; the first
 // write error is kept and every later write returns it.
 type Writer struct {
-	mu   sync.Mutex
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	buf  []byte
-	err  error
-	last time.Time
-	stop chan struct{}
+	mu    sync.Mutex
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	err   error
+	last  time.Time
+	every time.Duration
+	// beat fires after every of silence: one timer per stream, no
+	// goroutine waiting on a ticker.
+	beat *time.Timer
 	once sync.Once
 }
+
+// frames are pooled: a stream holds no buffer between its events.
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // ErrClosed is returned by writes after Close.
 var ErrClosed = errors.New("sse: stream closed")
@@ -48,11 +53,13 @@ func Start(w http.ResponseWriter, heartbeat time.Duration, extra map[string]stri
 		h.Set(k, v)
 	}
 	w.WriteHeader(http.StatusOK)
-	s := &Writer{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 1024), last: time.Now(), stop: make(chan struct{})}
+	s := &Writer{w: w, rc: http.NewResponseController(w), last: time.Now(), every: heartbeat}
 	_ = s.rc.Flush()
 	metrics.ActiveStreams.WithLabelValues("sse").Inc()
 	if heartbeat > 0 {
-		go s.heartbeat(heartbeat)
+		s.mu.Lock()
+		s.beat = time.AfterFunc(heartbeat, s.heartbeat)
+		s.mu.Unlock()
 	}
 	return s
 }
@@ -64,10 +71,13 @@ func (s *Writer) Event(e *events.Event) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.buf = append(s.buf[:0], "data: "...)
-	s.buf = e.AppendJSON(s.buf)
-	s.buf = append(s.buf, '\n', '\n')
-	return s.writeLocked(s.buf)
+	bp := frames.Get().(*[]byte)
+	b := append((*bp)[:0], "data: "...)
+	b = e.AppendJSON(b)
+	b = append(b, '\n', '\n')
+	err := s.writeLocked(b)
+	putFrame(bp, b)
+	return err
 }
 
 // Data writes one frame whose data is b (a single line of JSON, or
@@ -78,10 +88,13 @@ func (s *Writer) Data(b []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	s.buf = append(s.buf[:0], "data: "...)
-	s.buf = append(s.buf, b...)
-	s.buf = append(s.buf, '\n', '\n')
-	return s.writeLocked(s.buf)
+	bp := frames.Get().(*[]byte)
+	f := append((*bp)[:0], "data: "...)
+	f = append(f, b...)
+	f = append(f, '\n', '\n')
+	err := s.writeLocked(f)
+	putFrame(bp, f)
+	return err
 }
 
 // Emit implements events.Sink; a write error is kept (see Err).
@@ -107,28 +120,40 @@ func (s *Writer) writeLocked(b []byte) error {
 	return nil
 }
 
-func (s *Writer) heartbeat(every time.Duration) {
-	t := time.NewTicker(every / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.mu.Lock()
-			if s.err == nil && time.Since(s.last) >= every {
-				_ = s.writeLocked([]byte(": ping\n\n"))
-			}
-			s.mu.Unlock()
-		}
+// putFrame returns a frame buffer to the pool, unless an event made it
+// large.
+func putFrame(bp *[]byte, b []byte) {
+	if cap(b) <= 16<<10 {
+		*bp = b
+		frames.Put(bp)
 	}
+}
+
+// heartbeat sends a comment line once the stream has been quiet for every,
+// and sets the timer again for the next possible one.
+func (s *Writer) heartbeat() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	quiet := time.Since(s.last)
+	if quiet >= s.every {
+		if s.writeLocked([]byte(": ping\n\n")) != nil {
+			return
+		}
+		quiet = 0
+	}
+	s.beat.Reset(s.every - quiet)
 }
 
 // Close stops the heartbeat; later writes fail with ErrClosed.
 func (s *Writer) Close() {
 	s.once.Do(func() {
-		close(s.stop)
 		s.mu.Lock()
+		if s.beat != nil {
+			s.beat.Stop()
+		}
 		if s.err == nil {
 			s.err = ErrClosed
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/ruleagent/ruleagent/tools"
 )
 
-func testPolicy(t *testing.T, cfg Config) *Policy {
+func testPolicy(t testing.TB, cfg Config) *Policy {
 	t.Helper()
 	base := defaultConfig
 	base.Mode = cfg.Mode

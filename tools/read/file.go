@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/filetool"
 	"github.com/ruleagent/ruleagent/tools/textfile"
 )
+
+// readers are pooled: a 64 KiB buffer per call would be most of what a
+// read costs. Nothing read through one outlives the call (lines are copied).
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 // readFile shows a file, or part of it, with line numbers.
 func (t *Tool) readFile(ctx context.Context, a Args) (string, error) {
@@ -42,7 +47,12 @@ func (t *Tool) readFile(ctx context.Context, a Args) (string, error) {
 		// The file may grow after the size check; read no more than allowed.
 		src = io.LimitReader(f, t.cfg.MaxFileSize)
 	}
-	r := bufio.NewReaderSize(src, 64<<10)
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(src)
+	defer func() {
+		r.Reset(nil)
+		readers.Put(r)
+	}()
 	sample, _ := r.Peek(textfile.SniffLen)
 	if textfile.IsBinary(sample) {
 		return "", tools.Errorf(tools.ErrInvalidArgs, "%s looks like a binary file (%s); read shows text files only", rel, filetool.Size(fi.Size()))
