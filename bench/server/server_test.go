@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -19,7 +18,10 @@ func TestClientSmoke(t *testing.T) {
 		t.Skip("builds the ruleagent binary and runs for about a minute: set BENCH_SMOKE=1")
 	}
 	dir := t.TempDir()
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build the binaries: %v", err)
+	}
 	for pkg, out := range map[string]string{"../../cmd/ruleagent": "ruleagent", ".": "server"} {
 		if b, err := exec.Command(goCmd, "build", "-o", filepath.Join(dir, out), pkg).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", pkg, err, b)
