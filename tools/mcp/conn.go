@@ -18,8 +18,10 @@ import (
 
 // Reconnection backoff: after the n-th failed attempt in a row, no attempt
 // is made for min(firstRetryDelay·2^(n-1), maxRetryDelay). A call during
-// that time fails at once, saying when the next attempt will be: a dead
-// server never holds a call for longer than one connect timeout.
+// that time waits for the attempt when it is at most firstRetryDelay away
+// (a server restarting is back within a second or two), and otherwise
+// fails at once, saying when the next attempt will be: a dead server never
+// holds a call for longer than that pause and one connect timeout.
 const (
 	firstRetryDelay = time.Second
 	maxRetryDelay   = time.Minute
@@ -59,6 +61,7 @@ type conn struct {
 // session returns a usable session, reconnecting if the last one was lost
 // and the backoff allows. Concurrent callers share one attempt.
 func (c *conn) session(ctx context.Context) (*session, error) {
+	paused := false
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -87,6 +90,13 @@ func (c *conn) session(ctx context.Context) (*session, error) {
 		if wait := time.Until(c.retryAt); wait > 0 {
 			err := c.lastErr
 			c.mu.Unlock()
+			if !paused && wait <= firstRetryDelay {
+				paused = true
+				if pauseErr := pause(ctx, wait); pauseErr != nil {
+					return nil, tools.Wrap(tools.ErrTimeout, pauseErr, "waiting for MCP server %s to reconnect", c.name)
+				}
+				continue
+			}
 			return nil, tools.Wrap(tools.ErrExecutionFailed, err, "MCP server %s (%s) is unavailable; the next attempt to reconnect is in %s", c.name, c.t.describe(), wait.Round(100*time.Millisecond))
 		}
 		ch := make(chan struct{})
@@ -417,4 +427,16 @@ func (c *conn) Close() error {
 		c.ownHTTP.CloseIdleConnections()
 	}
 	return nil
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
