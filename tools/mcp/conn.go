@@ -392,8 +392,11 @@ func (c *conn) Close() error {
 	return nil
 }
 
-// pause waits d, or until ctx ends.
+// pause waits d, or until ctx ends (its error then).
 func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

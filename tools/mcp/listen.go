@@ -3,7 +3,6 @@ package mcptool
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -32,12 +31,8 @@ func (c *conn) listen(s *session, life context.Context) {
 				return
 			}
 			c.log.Debug("MCP server: the subscriptions/listen stream ended", "server", c.name, "err", err)
-			t := time.NewTimer(delay)
-			select {
-			case <-life.Done():
-				t.Stop()
+			if pause(life, delay) != nil {
 				return
-			case <-t.C:
 			}
 			delay = min(delay*2, maxRetryDelay)
 			c.relistSoon()

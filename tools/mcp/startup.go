@@ -68,16 +68,4 @@ func (c *conn) connectLater() {
 }
 
 // sleep waits for d, and reports false if the conn was closed meanwhile.
-func (c *conn) sleep(d time.Duration) bool {
-	if d <= 0 {
-		return c.base.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-c.base.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func (c *conn) sleep(d time.Duration) bool { return pause(c.base, d) == nil }
