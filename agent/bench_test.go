@@ -13,7 +13,6 @@ import (
 
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/internal/llmtest"
-	"github.com/ruleagent/ruleagent/tools"
 )
 
 // benchScript is a 4-turn run with 3 tool calls, every turn streamed in
@@ -37,22 +36,7 @@ func (s *sseSink) Emit(e events.Event) {
 	s.buf = append(e.AppendJSON(s.buf), '\n', '\n')
 }
 
-func benchAgent(b *testing.B, url string) *Agent {
-	client, err := NewClient(LLMConfig{Endpoints: []Endpoint{{URL: url, Key: "sk-bench", Model: "bench"}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var calls callCounter
-	set, err := tools.Build(context.Background(), []tools.Spec{{Type: tools.TypeBuiltin, Name: "add"}}, tools.BuildEnv{Registry: testRegistry(b, &calls)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := New(Config{LLM: client, Tools: set, ParallelToolCalls: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return a
-}
+func benchAgent(b *testing.B, url string) *Agent { return engineWith(b, url, nil) }
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

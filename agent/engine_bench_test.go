@@ -63,9 +63,14 @@ func BenchmarkEngineTurn(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/4, "ns/turn")
 }
 
+// engineWith is the benchmarks' agent: the add tool and an LLM at url,
+// reached through rt (nil: the client's own transport).
 func engineWith(b *testing.B, url string, rt http.RoundTripper) *Agent {
-	client, err := NewClient(LLMConfig{Endpoints: []Endpoint{{URL: url, Key: "sk-bench", Model: "bench"}},
-		HTTPClient: &http.Client{Transport: rt}})
+	cfg := LLMConfig{Endpoints: []Endpoint{{URL: url, Key: "sk-bench", Model: "bench"}}}
+	if rt != nil {
+		cfg.HTTPClient = &http.Client{Transport: rt}
+	}
+	client, err := NewClient(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
