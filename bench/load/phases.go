@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -52,16 +51,7 @@ func (sc scenario) script() llmtest.Script {
 	return llmtest.Sequence(turn(`{"a":1,"b":2}`), turn(`{"a":3,"b":4}`), turn(`{"a":5,"b":6}`), final)
 }
 
-func serve(sc scenario) error {
-	srv, err := llmtest.Start(sc.script())
-	if err != nil {
-		return err
-	}
-	fmt.Println(srv.URL)
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	srv.Close()
-	return nil
-}
+func serve(sc scenario) error { return llmtest.ServeProcess(sc.script(), os.Stdin, os.Stdout) }
 
 func init() {
 	tools.MustRegister(tools.Definition{Name: "bench_add", Description: "Adds two numbers (load driver).",

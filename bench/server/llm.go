@@ -53,16 +53,7 @@ func script() llmtest.Script {
 }
 
 // serveLLM runs the scripted LLM until stdin closes.
-func serveLLM() error {
-	srv, err := llmtest.Start(script())
-	if err != nil {
-		return err
-	}
-	fmt.Println(srv.URL)
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	srv.Close()
-	return nil
-}
+func serveLLM() error { return llmtest.ServeProcess(script(), os.Stdin, os.Stdout) }
 
 // serveProxy is the bare baseline of server memory: a plain net/http
 // server that relays each request's stream from the LLM, line by line,

@@ -192,3 +192,19 @@ func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// ServeProcess runs s as the scripted LLM of a process of its own (the
+// load drivers of make bench): it prints the server's URL on out, then
+// serves until in closes.
+func ServeProcess(s Script, in io.Reader, out io.Writer) error {
+	srv, err := Start(s)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if _, err := fmt.Fprintln(out, srv.URL); err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, in)
+	return nil
+}
