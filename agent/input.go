@@ -20,20 +20,10 @@ import (
 // Images are passed on as URLs (http, https or data:); local paths are
 // refused, so input can never make the server read its own files.
 func ParseInput(data []byte) ([]events.Message, error) {
-	t := bytes.TrimSpace(data)
-	if len(t) == 0 {
+	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("the input is empty")
 	}
-	if t[0] != '{' || !json.Valid(t) {
-		return []events.Message{{Role: events.RoleUser, Content: string(data)}}, nil
-	}
-	var in struct {
-		Message  *string           `json:"message"`
-		Messages []json.RawMessage `json:"messages"`
-	}
-	if err := json.Unmarshal(t, &in); err != nil {
-		return []events.Message{{Role: events.RoleUser, Content: string(data)}}, nil
-	}
+	in, _ := chatRequest(data) // zero when data is not one
 	switch {
 	case in.Messages != nil:
 		return ParseMessages(in.Messages)
@@ -46,19 +36,27 @@ func ParseInput(data []byte) ([]events.Message, error) {
 	return []events.Message{{Role: events.RoleUser, Content: string(data)}}, nil
 }
 
-// IsConversation reports whether data is a chat request: a JSON object
-// with "messages" or "message", which ParseInput reads as the
-// conversation itself.
-func IsConversation(data []byte) bool {
+// chatIn is a chat request: a JSON object with "messages" or "message".
+type chatIn struct {
+	Message  *string           `json:"message"`
+	Messages []json.RawMessage `json:"messages"`
+}
+
+// chatRequest reads data as a chat request; ok is false for anything
+// else (text, other JSON).
+func chatRequest(data []byte) (in chatIn, ok bool) {
 	t := bytes.TrimSpace(data)
-	if len(t) == 0 || t[0] != '{' {
-		return false
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &in) != nil {
+		return chatIn{}, false
 	}
-	var in struct {
-		Message  *string         `json:"message"`
-		Messages json.RawMessage `json:"messages"`
-	}
-	return json.Unmarshal(t, &in) == nil && (in.Message != nil || in.Messages != nil)
+	return in, in.Messages != nil || in.Message != nil
+}
+
+// IsConversation reports whether data is a chat request, which ParseInput
+// reads as the conversation itself.
+func IsConversation(data []byte) bool {
+	_, ok := chatRequest(data)
+	return ok
 }
 
 type wireMessage struct {

@@ -29,15 +29,8 @@ func parsePresets(list []any) ([]presetMessage, error) {
 		if err := strictJSON(item, &m); err != nil {
 			return nil, fmt.Errorf("messages[%d]: %w", i, err)
 		}
-		var role events.Role
-		switch m.Role {
-		case "user":
-			role = events.RoleUser
-		case "assistant":
-			role = events.RoleAssistant
-		case "system":
-			role = events.RoleSystem
-		default:
+		role := events.Role(m.Role)
+		if role != events.RoleUser && role != events.RoleAssistant && role != events.RoleSystem {
 			return nil, fmt.Errorf("messages[%d].role: %q is not one of user, assistant, system", i, m.Role)
 		}
 		if m.Content == "" {

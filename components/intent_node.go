@@ -246,11 +246,8 @@ func (n *IntentNode) match(answer string) string {
 }
 
 // lastUserText is what a message's data asks: the last user message of a
-// chat request, else the data itself.
+// chat request, else the data itself (ParseInput's one user message).
 func lastUserText(data string) string {
-	if !agent.IsConversation([]byte(data)) {
-		return data
-	}
 	msgs, err := agent.ParseInput([]byte(data))
 	if err != nil {
 		return data
