@@ -34,10 +34,10 @@ type Stream struct {
 	spans     []string // reasoning spans
 	reasoning []string // reasoning messages
 	toolCalls []string
-	steps     []string
 	reserved  map[string]bool
 	// Steps (the run's own and its sub-agents') and sub-agents, as their
-	// STEP_STARTED and SUBAGENT_STARTED: what a pause suspends.
+	// STEP_STARTED and SUBAGENT_STARTED: what a finish closes and a pause
+	// suspends.
 	opened    []Event
 	suspended []Event
 }
@@ -60,7 +60,7 @@ func (s *Stream) ReserveStep(base string) string {
 		s.reserved = map[string]bool{}
 	}
 	name := base
-	for n := 2; s.reserved[name] || slices.Contains(s.steps, name); n++ {
+	for n := 2; s.reserved[name] || s.ownStepOpen(name); n++ {
 		name = base + " (" + strconv.Itoa(n) + ")"
 	}
 	s.reserved[name] = true
@@ -152,10 +152,7 @@ func (s *Stream) track(e *Event) {
 		s.toolCalls = append(s.toolCalls, e.ToolCallID)
 	case ToolCallEnd:
 		s.toolCalls = remove(s.toolCalls, e.ToolCallID)
-	case StepStarted:
-		s.steps = append(s.steps, e.StepName)
 	case StepFinished:
-		s.steps = remove(s.steps, e.StepName)
 		delete(s.reserved, e.StepName)
 	}
 }
@@ -174,10 +171,12 @@ func (s *Stream) closeOpen(ts int64) {
 	for _, id := range s.text {
 		s.out.Emit(Event{Type: TextMessageEnd, Timestamp: ts, MessageID: id})
 	}
-	for i := len(s.steps) - 1; i >= 0; i-- {
-		s.out.Emit(Event{Type: StepFinished, Timestamp: ts, StepName: s.steps[i]})
+	for i := len(s.opened) - 1; i >= 0; i-- {
+		if o := &s.opened[i]; o.Type == StepStarted && o.SubagentRunID == "" {
+			s.out.Emit(Event{Type: StepFinished, Timestamp: ts, StepName: o.StepName})
+		}
 	}
-	s.toolCalls, s.reasoning, s.spans, s.text, s.steps = nil, nil, nil, nil, nil
+	s.toolCalls, s.reasoning, s.spans, s.text, s.opened = nil, nil, nil, nil, nil
 }
 
 func remove(ids []string, id string) []string {

@@ -48,7 +48,15 @@ func (s *Stream) suspend(ts int64, ins []Interrupt) {
 			s.out.Emit(Event{Type: StepFinished, Timestamp: ts, StepName: o.StepName, SubagentRunID: o.SubagentRunID, Meta: o.Meta})
 		}
 	}
-	s.opened = nil
+	// The run's own steps are left for closeOpen.
+	s.opened = slices.DeleteFunc(s.opened, func(o Event) bool { return o.Type == SubagentStarted || o.SubagentRunID != "" })
+}
+
+// ownStepOpen reports whether the run's own step name is open.
+func (s *Stream) ownStepOpen(name string) bool {
+	return slices.ContainsFunc(s.opened, func(o Event) bool {
+		return o.Type == StepStarted && o.SubagentRunID == "" && o.StepName == name
+	})
 }
 
 // interruptsUnder are the interrupts raised by sub-agent id or by a
