@@ -35,7 +35,7 @@ func TestReasoningEcho(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, stream := range []bool{true, false} {
-			if _, err := c.Complete(context.Background(), &Request{Messages: history}, stream, nopDeltas{}, nil); err != nil {
+			if _, err := c.Complete(context.Background(), &Request{Messages: history}, stream, DiscardDeltas, nil); err != nil {
 				t.Fatal(err)
 			}
 			msgs, _ := srv.LastRequest().JSON["messages"].([]any)
@@ -82,7 +82,7 @@ func TestResponseFormat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, true, nopDeltas{}, nil); err != nil {
+		if _, err := c.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, true, DiscardDeltas, nil); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := json.Marshal(srv.LastRequest().JSON["response_format"])

@@ -28,6 +28,17 @@ type Deltas interface {
 	ToolCallArgs(index int, delta string) error
 }
 
+// DiscardDeltas ignores a turn's deltas, for a caller that needs only
+// the Turn Complete returns.
+var DiscardDeltas Deltas = discardDeltas{}
+
+type discardDeltas struct{}
+
+func (discardDeltas) Text(string) error                       { return nil }
+func (discardDeltas) Reasoning(string) error                  { return nil }
+func (discardDeltas) ToolCallStart(int, string, string) error { return nil }
+func (discardDeltas) ToolCallArgs(int, string) error          { return nil }
+
 // Turn is one complete model answer.
 type Turn struct {
 	Content      string

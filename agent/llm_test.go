@@ -28,7 +28,7 @@ func TestParamsOnTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, stream := range []bool{true, false} {
-		if _, err := c.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, stream, nopDeltas{}, nil); err != nil {
+		if _, err := c.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, stream, DiscardDeltas, nil); err != nil {
 			t.Fatal(err)
 		}
 		j := srv.LastRequest().JSON
@@ -54,7 +54,7 @@ func TestParamsOnTheWire(t *testing.T) {
 	}
 	// Unset parameters are not sent.
 	c2, _ := NewClient(LLMConfig{Endpoints: []Endpoint{{URL: srv.URL, Model: "m"}}})
-	_, _ = c2.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, false, nopDeltas{}, nil)
+	_, _ = c2.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, false, DiscardDeltas, nil)
 	for _, k := range []string{"temperature", "top_p", "max_tokens", "stop", "seed", "presence_penalty"} {
 		if _, ok := srv.LastRequest().JSON[k]; ok {
 			t.Errorf("%s sent although unset", k)
@@ -71,7 +71,7 @@ func TestEnvironmentDoesNotLeak(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-from-the-environment")
 	t.Setenv("OPENAI_ORG_ID", "org-env")
 	c, _ := NewClient(LLMConfig{Endpoints: []Endpoint{{URL: srv.URL, Model: "m"}}})
-	if _, err := c.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, true, nopDeltas{}, nil); err != nil {
+	if _, err := c.Complete(context.Background(), &Request{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}}}, true, DiscardDeltas, nil); err != nil {
 		t.Fatalf("the client used the environment's base URL: %v", err)
 	}
 	h := srv.LastRequest().Header
@@ -94,13 +94,6 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-type nopDeltas struct{}
-
-func (nopDeltas) Text(string) error                       { return nil }
-func (nopDeltas) Reasoning(string) error                  { return nil }
-func (nopDeltas) ToolCallStart(int, string, string) error { return nil }
-func (nopDeltas) ToolCallArgs(int, string) error          { return nil }
-
 // TestChunkDecoderMatchesOpenAIGo streams scripted answers and decodes each
 // one twice: with our gjson decoder, and with openai-go's own types and
 // accumulator. The turns must agree.
@@ -117,7 +110,7 @@ func TestChunkDecoderMatchesOpenAIGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acc := &accumulator{d: nopDeltas{}}
+		acc := &accumulator{d: DiscardDeltas}
 		if err := acc.readStream(bytes.NewReader(raw)); err != nil {
 			t.Fatal(err)
 		}

@@ -199,7 +199,7 @@ func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		defer cancel()
 	}
 	req := &agent.Request{Messages: []events.Message{{Role: events.RoleSystem, Content: n.system.ExecuteAsString(env)}, {Role: events.RoleUser, Content: text}}}
-	turn, err := n.client.Complete(goctx, req, false, noDeltas{}, nil)
+	turn, err := n.client.Complete(goctx, req, false, agent.DiscardDeltas, nil)
 	if err != nil {
 		// A provider's 401 can quote the key.
 		failWith(ctx, msg, agent.CodeLLM, errors.New(n.secrets.Scrub(err.Error())))

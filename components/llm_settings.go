@@ -29,11 +29,3 @@ func llmMissing(url, model string) []string {
 	}
 	return missing
 }
-
-// noDeltas ignores streamed deltas (a call that does not stream).
-type noDeltas struct{}
-
-func (noDeltas) Text(string) error                       { return nil }
-func (noDeltas) Reasoning(string) error                  { return nil }
-func (noDeltas) ToolCallStart(int, string, string) error { return nil }
-func (noDeltas) ToolCallArgs(int, string) error          { return nil }
