@@ -184,9 +184,15 @@ func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		failWith(ctx, msg, CodeNoLLM, n.noLLM)
 		return
 	}
-	env := base.NodeUtils.GetEvnAndMetadata(ctx, msg)
-	text := n.input.ExecuteAsString(env)
-	if n.Config.Input == "" {
+	// RuleGo's variable map is built only for templates that read it.
+	var env map[string]any
+	if n.system.HasVar() || n.Config.Input != "" {
+		env = base.NodeUtils.GetEvnAndMetadata(ctx, msg)
+	}
+	var text string
+	if n.Config.Input != "" {
+		text = n.input.ExecuteAsString(env)
+	} else {
 		text = lastUserText(msg.GetData())
 	}
 	goctx := ctx.GetContext()
