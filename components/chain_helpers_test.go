@@ -30,7 +30,10 @@ func (*markNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	ctx.TellSuccess(msg)
 }
 
-func init() { _ = rulego.Registry.Register(&markNode{}) }
+func init() {
+	_ = rulego.Registry.Register(&markNode{})
+	_ = rulego.Registry.Register(&countNode{})
+}
 
 func marked(chainID string) []types.RuleMsg {
 	marks.Lock()

@@ -1,0 +1,113 @@
+package components
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/api/types"
+)
+
+// stallingPool starts each task at once, then keeps the submitter waiting a
+// moment: the node handing a message to several successors is held between
+// two of them, as a preempted thread would be. That is the window in which
+// RuleGo v0.37 (without the fan-out guard) reported a run complete after
+// its first branch.
+type stallingPool struct{ stall time.Duration }
+
+func (p stallingPool) Submit(task func()) error {
+	go task()
+	time.Sleep(p.stall)
+	return nil
+}
+
+func (stallingPool) Release() {}
+
+// TestFanOutCompletesAfterEveryBranch: RuleGo counts a node's successors
+// one at a time while it hands the message to each, so the first successor
+// could finish, and the run report completion, before the others were
+// counted; a chain tool then lost every end but the first (seen in CI as
+// "result: second"). With the fan-out guard, OnMsgAndWait returns only after
+// every branch ended, and a branch that is cancelled does not hold the
+// others.
+func TestFanOutCompletesAfterEveryBranch(t *testing.T) {
+	p := pool(t)
+	const branches = 3
+	nodes := []map[string]any{{"id": "split", "type": "fork", "name": "Split"}}
+	var conns [][3]string
+	for i := range branches {
+		id := "leaf" + itoa(i)
+		nodes = append(nodes, map[string]any{"id": id, "type": "test/count", "name": id})
+		conns = append(conns, [3]string{"split", id, "Success"})
+	}
+	dsl := mustJSON(t, chain("fan-out", "Fan out", nil, nodes, conns...))
+	cfg := rulego.NewConfig(types.WithPool(stallingPool{stall: 5 * time.Millisecond}))
+	e, err := p.New("fan-out", dsl, rulego.WithConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 5 {
+		var ends atomic.Int32
+		e.OnMsgAndWait(types.NewMsg(0, "T", types.JSON, types.NewMetadata(), "{}"),
+			types.WithOnEnd(func(types.RuleContext, types.RuleMsg, error, string) { ends.Add(1) }))
+		if n := ends.Load(); n != branches {
+			t.Fatalf("run %d: OnMsgAndWait returned after %d of %d branch ends", run, n, branches)
+		}
+	}
+}
+
+// TestFanOutGuardLetsACancelledRunGo: a successor held for its siblings is
+// let go when its run is cancelled; it does not wait for siblings the
+// engine will never start.
+func TestFanOutGuardLetsACancelledRunGo(t *testing.T) {
+	p := pool(t)
+	nodes := []map[string]any{{"id": "split", "type": "fork", "name": "Split"},
+		{"id": "a", "type": "test/count", "name": "A"}, {"id": "b", "type": "test/count", "name": "B"}}
+	dsl := mustJSON(t, chain("fan-out-cancel", "Fan out", nil, nodes, [3]string{"split", "a", "Success"}, [3]string{"split", "b", "Success"}))
+	// The handing node is held 800ms after starting A: without the
+	// cancellation, A would wait that long for B.
+	cfg := rulego.NewConfig(types.WithPool(stallingPool{stall: 800 * time.Millisecond}))
+	e, err := p.New("fan-out-cancel", dsl, rulego.WithConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	e.OnMsgAndWait(types.NewMsg(0, "T", types.JSON, types.NewMetadata(), "{}"), types.WithContext(ctx))
+	ran, ok := countRan.Load("fan-out-cancel/a")
+	if !ok {
+		t.Fatal("A never ran")
+	}
+	if d := ran.(time.Time).Sub(start); d > 600*time.Millisecond {
+		t.Fatalf("A ran %v after the start: it waited for B past its run's cancellation", d)
+	}
+}
+
+// countRan records when each test/count node last ran, by chain/node.
+var countRan sync.Map
+
+// countNode passes the message on at once: the fastest possible branch.
+type countNode struct{}
+
+func (*countNode) Type() string                                 { return "test/count" }
+func (*countNode) New() types.Node                              { return &countNode{} }
+func (*countNode) Init(types.Config, types.Configuration) error { return nil }
+func (*countNode) Destroy()                                     {}
+func (*countNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
+	countRan.Store(ctx.RuleChain().GetNodeId().Id+"/"+ctx.GetSelfId(), time.Now())
+	ctx.TellSuccess(msg)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
