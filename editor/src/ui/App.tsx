@@ -1,7 +1,7 @@
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, APIError } from '../api';
-import { chainId, chainOf, exportChain, importChain, newChain, parseChain, withLayout, type Doc } from '../dsl';
+import { chainId, chainOf, exportChain, withLayout, type Doc } from '../dsl';
 import * as edit from '../edit';
 import { defaultsOf, fieldsOfForm } from '../forms';
 import * as H from '../history';
@@ -14,6 +14,7 @@ import { useLiveTrace } from './useLiveTrace';
 import { Toolbar } from './Toolbar';
 import { ChainList } from './ChainList';
 import { ChainPanel } from './ChainPanel';
+import { chainActions, type Status } from './chainActions';
 import { useDialog } from './Dialog';
 import { NodePanel } from './NodePanel';
 import { Palette } from './Palette';
@@ -21,7 +22,6 @@ import { newThread, RunPanel, type Thread } from './RunPanel';
 import { Shortcuts, SHORTCUTS } from './Shortcuts';
 
 const EMPTY_SEL: Selection = { nodes: new Set(), edges: new Set() };
-const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 export function App() {
   return (
@@ -46,7 +46,7 @@ function Editor() {
   const [sel, setSel] = useState<Selection>(EMPTY_SEL);
   const [problems, setProblems] = useState<Problem[]>([]);
   const [warnings, setWarnings] = useState<Problem[]>([]);
-  const [status, setStatus] = useState<{ text: string; error?: boolean } | null>(null);
+  const [status, setStatus] = useState<Status | null>(null);
   const [tab, setTab] = useState<'inspect' | 'run'>('inspect');
   const [threads, setThreads] = useState<Record<string, Thread>>({});
   const [help, setHelp] = useState(false);
@@ -94,123 +94,20 @@ function Editor() {
     setTimeout(() => flow.fitView({ padding: 0.2, maxZoom: 1 }), 50);
   };
 
-  const guard = async (): Promise<boolean> => {
-    if (!dirty) return true;
-    return (await ask({ title: 'Discard unsaved changes?', message: `${id || "This chain"} has changes that are not deployed.`, ok: 'Discard', danger: true })) !== null;
-  };
-
-  const open = async (cid: string) => {
-    if (cid === id || !(await guard())) return;
-    try {
-      const d = importChain(await api.chain(cid));
-      load(d, JSON.stringify(exportChain(d)));
-    } catch (e) {
-      setStatus({ text: `Cannot open ${cid}: ${(e as Error).message}`, error: true });
-    }
-  };
-
-  const askId = async (title: string, input: string, ok: string) => {
-    for (;;) {
-      const v = await ask({ title, input, inputLabel: 'Chain id (letters, digits, - _ .)', ok });
-      if (v === null) return null;
-      if (!ID.test(v)) {
-        input = v;
-        setStatus({ text: `"${v}" is not a valid chain id`, error: true });
-        continue;
-      }
-      if (chains.some((c) => c.id === v)) {
-        input = v;
-        setStatus({ text: `A chain "${v}" exists already`, error: true });
-        continue;
-      }
-      return v;
-    }
-  };
-
-  const create = async () => {
-    if (!(await guard())) return;
-    const v = await askId('New chain', '', 'Create');
-    if (v) {
-      load(newChain(v, v), null);
-      setStatus({ text: `New chain ${v}: add nodes, then deploy.` });
-    }
-  };
-
-  const rename = async (old: string) => {
-    if (old === id && dirty) {
-      setStatus({ text: 'Deploy or discard your changes before renaming this chain.', error: true });
-      return;
-    }
-    const v = await askId(`Rename ${old}`, old, 'Rename');
-    if (!v) return;
-    try {
-      const dsl = await api.chain(old);
-      dsl.ruleChain.id = v;
-      await api.save(v, dsl);
-      await api.remove(old);
-      refreshChains();
-      if (old === id) {
-        const d = importChain(dsl);
-        load(d, JSON.stringify(exportChain(d)));
-      }
-      setStatus({ text: `Renamed ${old} to ${v}` });
-    } catch (e) {
-      setStatus({ text: `Rename failed: ${(e as Error).message}`, error: true });
-    }
-  };
-
-  const duplicate = async (src: string) => {
-    const v = await askId(`Duplicate ${src}`, `${src}-copy`, 'Duplicate');
-    if (!v) return;
-    try {
-      const dsl = await api.chain(src);
-      dsl.ruleChain.id = v;
-      dsl.ruleChain.name = `${dsl.ruleChain.name ?? src} (copy)`;
-      await api.save(v, dsl);
-      refreshChains();
-      setStatus({ text: `Duplicated ${src} as ${v}` });
-    } catch (e) {
-      setStatus({ text: `Duplicate failed: ${(e as Error).message}`, error: true });
-    }
-  };
-
-  const del = async (cid: string) => {
-    if ((await ask({ title: `Delete ${cid}?`, message: 'The chain is undeployed and its file removed.', ok: 'Delete', danger: true })) === null) return;
-    try {
-      await api.remove(cid);
-      refreshChains();
-      if (cid === id) {
-        setHist(null);
-        setSaved(null);
-      }
-      setStatus({ text: `Deleted ${cid}` });
-    } catch (e) {
-      setStatus({ text: `Delete failed: ${(e as Error).message}`, error: true });
-    }
-  };
-
-  const importFile = async (file: File) => {
-    if (!(await guard())) return;
-    try {
-      const d = parseChain(await file.text());
-      // A file without ruleChain.id keeps it absent (exported as it came);
-      // deploying asks for one.
-      load(d, null);
-      setStatus({ text: `Imported ${file.name}: deploy to save it${chainId(d) ? ` as ${chainId(d)}` : ''}.` });
-    } catch (e) {
-      setStatus({ text: `Cannot import ${file.name}: ${(e as Error).message}`, error: true });
-    }
-  };
-
-  const exportFile = () => {
-    if (!doc) return;
-    const blob = new Blob([JSON.stringify(exportChain(doc), null, 2) + '\n'], { type: 'application/json' });
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(blob);
-    a.download = `${id || 'chain'}.json`;
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
-  };
+  const { open, askId, create, rename, duplicate, del, importFile, exportFile } = chainActions({
+    ask,
+    chains,
+    id,
+    doc,
+    dirty,
+    load,
+    refreshChains,
+    setStatus,
+    close: () => {
+      setHist(null);
+      setSaved(null);
+    },
+  });
 
   const deploy = async () => {
     if (!doc) return;
