@@ -2,6 +2,7 @@ package components
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rulego/rulego/api/types"
@@ -34,7 +35,20 @@ type fanOutGuard struct {
 	mu      sync.Mutex
 	pending map[handOff][]*siblings
 	swept   time.Time
+	// shape is the fan-outs of the chain version last seen: most chains
+	// have none, and then the guard costs a read of the chain's definition
+	// pointer per node.
+	shape atomic.Pointer[chainShape]
 }
+
+// chainShape lists, for one version of a chain, the relations on which a
+// node has two or more successors, with their number.
+type chainShape struct {
+	def     *types.RuleChain
+	fanOuts map[relation]int
+}
+
+type relation struct{ from, kind string }
 
 // handOff names the message one node handed to its successors.
 type handOff struct{ from, msgID string }
@@ -70,12 +84,45 @@ func init() {
 func (*fanOutGuard) Order() int { return fanOutOrder }
 
 // New implements types.Aspect: one guard per engine.
-func (*fanOutGuard) New() types.Aspect { return &fanOutGuard{pending: map[handOff][]*siblings{}} }
+func (*fanOutGuard) New() types.Aspect { return &fanOutGuard{} }
 
-// PointCut keeps streamed chunks out: the engine tells Stream successors
-// in order, on the handing node's own goroutine, and does not count them.
-func (*fanOutGuard) PointCut(_ types.RuleContext, _ types.RuleMsg, relationType string) bool {
-	return relationType != types.Stream
+// PointCut keeps out streamed chunks (the engine tells Stream successors
+// in order, on the handing node's own goroutine, and does not count them)
+// and chains without a fan-out.
+func (g *fanOutGuard) PointCut(ctx types.RuleContext, _ types.RuleMsg, relationType string) bool {
+	return relationType != types.Stream && len(g.shapeOf(ctx).fanOuts) > 0
+}
+
+// shapeOf returns the fan-outs of the chain version ctx runs. A version
+// is its definition: RuleGo's ReloadSelf replaces it in the same chain
+// context.
+func (g *fanOutGuard) shapeOf(ctx types.RuleContext) *chainShape {
+	var def *types.RuleChain
+	if rc, ok := ctx.RuleChain().(*engine.RuleChainCtx); ok && rc != nil {
+		def = rc.Definition()
+	}
+	if sh := g.shape.Load(); sh != nil && sh.def == def {
+		return sh
+	}
+	sh := &chainShape{def: def, fanOuts: map[relation]int{}}
+	if def != nil {
+		for _, c := range def.Metadata.Connections {
+			sh.fanOuts[relation{c.FromId, c.Type}]++
+		}
+		for r, n := range sh.fanOuts {
+			if n < 2 {
+				delete(sh.fanOuts, r)
+			}
+		}
+	}
+	g.shape.Store(sh)
+	return sh
+}
+
+// successors is the number of successors a hand-off from node id on
+// relationType has, when there are two or more; 0 otherwise.
+func (g *fanOutGuard) successors(ctx types.RuleContext, id types.RuleNodeId, relationType string) int {
+	return g.shapeOf(ctx).fanOuts[relation{id.Id, relationType}]
 }
 
 // After announces a hand-off to two or more successors.
@@ -84,13 +131,16 @@ func (g *fanOutGuard) After(ctx types.RuleContext, msg types.RuleMsg, _ error, r
 	if self == nil {
 		return msg
 	}
-	n := successors(ctx, self.GetNodeId(), relationType)
+	n := g.successors(ctx, self.GetNodeId(), relationType)
 	if n < 2 {
 		return msg
 	}
 	now := time.Now()
 	k := handOff{from: self.GetNodeId().Id, msgID: msg.Id}
 	g.mu.Lock()
+	if g.pending == nil {
+		g.pending = map[handOff][]*siblings{}
+	}
 	g.sweep(now)
 	g.pending[k] = append(g.pending[k], &siblings{want: n, released: make(chan struct{}), at: now})
 	g.mu.Unlock()
@@ -101,7 +151,7 @@ func (g *fanOutGuard) After(ctx types.RuleContext, msg types.RuleMsg, _ error, r
 // started, or its run is cancelled.
 func (g *fanOutGuard) Before(ctx types.RuleContext, msg types.RuleMsg, relationType string) types.RuleMsg {
 	from := ctx.From()
-	if from == nil || successors(ctx, from.GetNodeId(), relationType) < 2 {
+	if from == nil || g.successors(ctx, from.GetNodeId(), relationType) < 2 {
 		return msg
 	}
 	k := handOff{from: from.GetNodeId().Id, msgID: msg.Id}
@@ -155,15 +205,4 @@ func (g *fanOutGuard) sweep(now time.Time) {
 			delete(g.pending, k)
 		}
 	}
-}
-
-// successors counts the nodes the engine tells when node id ends with
-// relationType.
-func successors(ctx types.RuleContext, id types.RuleNodeId, relationType string) int {
-	chain, ok := ctx.RuleChain().(*engine.RuleChainCtx)
-	if !ok || chain == nil {
-		return 0
-	}
-	next, _ := chain.GetNextNodes(id, relationType)
-	return len(next)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
+	"github.com/rulego/rulego/engine"
 )
 
 // stallingPool starts each task at once, then keeps the submitter waiting a
@@ -44,17 +45,29 @@ func TestFanOutCompletesAfterEveryBranch(t *testing.T) {
 		nodes = append(nodes, map[string]any{"id": id, "type": "test/count", "name": id})
 		conns = append(conns, [3]string{"split", id, "Success"})
 	}
-	dsl := mustJSON(t, chain("fan-out", "Fan out", nil, nodes, conns...))
+	// The chain starts with one branch, and gets the others through
+	// RuleGo's ReloadSelf, which changes the chain in place: the guard must
+	// see the new version's fan-out.
+	one := mustJSON(t, chain("fan-out", "Fan out", nil, nodes[:2], conns[0]))
 	cfg := rulego.NewConfig(types.WithPool(stallingPool{stall: 5 * time.Millisecond}))
-	e, err := p.New("fan-out", dsl, rulego.WithConfig(cfg))
+	e, err := p.New("fan-out", one, rulego.WithConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for run := range 5 {
-		var ends atomic.Int32
+	ends := func() int32 {
+		var n atomic.Int32
 		e.OnMsgAndWait(types.NewMsg(0, "T", types.JSON, types.NewMetadata(), "{}"),
-			types.WithOnEnd(func(types.RuleContext, types.RuleMsg, error, string) { ends.Add(1) }))
-		if n := ends.Load(); n != branches {
+			types.WithOnEnd(func(types.RuleContext, types.RuleMsg, error, string) { n.Add(1) }))
+		return n.Load()
+	}
+	if n := ends(); n != 1 {
+		t.Fatalf("one branch: %d ends", n)
+	}
+	if err := e.ReloadSelf(mustJSON(t, chain("fan-out", "Fan out", nil, nodes, conns...))); err != nil {
+		t.Fatal(err)
+	}
+	for run := range 5 {
+		if n := ends(); n != branches {
 			t.Fatalf("run %d: OnMsgAndWait returned after %d of %d branch ends", run, n, branches)
 		}
 	}
@@ -85,6 +98,26 @@ func TestFanOutGuardLetsACancelledRunGo(t *testing.T) {
 	}
 	if d := ran.(time.Time).Sub(start); d > 600*time.Millisecond {
 		t.Fatalf("A ran %v after the start: it waited for B past its run's cancellation", d)
+	}
+	// B never started: its hand-off stays pending until it is stale, then
+	// the guard forgets it.
+	var g *fanOutGuard
+	for _, a := range e.(*engine.RuleEngine).Aspects {
+		if fg, ok := a.(*fanOutGuard); ok {
+			g = fg
+		}
+	}
+	if g == nil {
+		t.Fatal("the engine has no fan-out guard")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.pending) != 1 {
+		t.Fatalf("pending hand-offs: %d, want the cancelled one", len(g.pending))
+	}
+	g.sweep(time.Now().Add(2 * fanOutStale))
+	if len(g.pending) != 0 {
+		t.Fatalf("a stale hand-off was kept: %d pending", len(g.pending))
 	}
 }
 
