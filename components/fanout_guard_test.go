@@ -2,7 +2,6 @@ package components
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,7 +47,7 @@ func TestFanOutCompletesAfterEveryBranch(t *testing.T) {
 	// The chain starts with one branch, and gets the others through
 	// RuleGo's ReloadSelf, which changes the chain in place: the guard must
 	// see the new version's fan-out.
-	one := mustJSON(t, chain("fan-out", "Fan out", nil, nodes[:2], conns[0]))
+	one := dsl(t, chain("fan-out", "Fan out", nil, nodes[:2], conns[0]))
 	cfg := rulego.NewConfig(types.WithPool(stallingPool{stall: 5 * time.Millisecond}))
 	e, err := p.New("fan-out", one, rulego.WithConfig(cfg))
 	if err != nil {
@@ -63,7 +62,7 @@ func TestFanOutCompletesAfterEveryBranch(t *testing.T) {
 	if n := ends(); n != 1 {
 		t.Fatalf("one branch: %d ends", n)
 	}
-	if err := e.ReloadSelf(mustJSON(t, chain("fan-out", "Fan out", nil, nodes, conns...))); err != nil {
+	if err := e.ReloadSelf(dsl(t, chain("fan-out", "Fan out", nil, nodes, conns...))); err != nil {
 		t.Fatal(err)
 	}
 	for run := range 5 {
@@ -80,11 +79,11 @@ func TestFanOutGuardLetsACancelledRunGo(t *testing.T) {
 	p := pool(t)
 	nodes := []map[string]any{{"id": "split", "type": "fork", "name": "Split"},
 		{"id": "a", "type": "test/count", "name": "A"}, {"id": "b", "type": "test/count", "name": "B"}}
-	dsl := mustJSON(t, chain("fan-out-cancel", "Fan out", nil, nodes, [3]string{"split", "a", "Success"}, [3]string{"split", "b", "Success"}))
+	chainDSL := dsl(t, chain("fan-out-cancel", "Fan out", nil, nodes, [3]string{"split", "a", "Success"}, [3]string{"split", "b", "Success"}))
 	// The handing node is held 800ms after starting A: without the
 	// cancellation, A would wait that long for B.
 	cfg := rulego.NewConfig(types.WithPool(stallingPool{stall: 800 * time.Millisecond}))
-	e, err := p.New("fan-out-cancel", dsl, rulego.WithConfig(cfg))
+	e, err := p.New("fan-out-cancel", chainDSL, rulego.WithConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,13 +133,4 @@ func (*countNode) Destroy()                                     {}
 func (*countNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	countRan.Store(ctx.RuleChain().GetNodeId().Id+"/"+ctx.GetSelfId(), time.Now())
 	ctx.TellSuccess(msg)
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
