@@ -16,9 +16,9 @@ import (
 // with another code (-32021 when the chain asks a client that cannot show
 // questions, -32602 for a requestState that fails its check) records it in
 // the request's errSlot, and the endpoint answers with it, with HTTP 400 as
-// 2026-07-28 requires, as long as nothing was sent yet. (Over stdio and in
-// process, the same error reaches the client as -32603 with the same
-// message.)
+// 2026-07-28 requires, as long as nothing was sent yet. (ServeStdio does
+// the same over stdio; in process, the error reaches a Go client as -32603
+// with the same message.)
 type mcpEndpoint struct {
 	h *mcpserver.StreamableHTTPServer
 }
@@ -89,17 +89,22 @@ func (w *slotWriter) begin() {
 		return
 	}
 	w.replaced = true
-	id := w.id
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": perr.Code, "message": perr.Message, "data": perr.Data}})
 	h := w.ResponseWriter.Header()
 	h.Del("Content-Length")
 	h.Set("Content-Type", "application/json")
 	w.ResponseWriter.WriteHeader(http.StatusBadRequest)
-	_, _ = w.ResponseWriter.Write(append(body, '\n'))
+	_, _ = w.ResponseWriter.Write(perr.response(w.id))
+}
+
+// response is the JSON-RPC answer, with its newline, to request id that
+// failed with e.
+func (e *protocolError) response(id json.RawMessage) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": e.Code, "message": e.Message, "data": e.Data}})
+	return append(body, '\n')
 }
 
 func (w *slotWriter) WriteHeader(code int) {

@@ -83,12 +83,15 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 
 // render turns an outcome into mcp-go's result, or into the error mcp-go
 // answers with. mcp-go v1.2.1 answers every handler error with -32603; the
-// HTTP endpoint (mcpEndpoint) gives the client the outcome's own code.
+// HTTP endpoint (mcpEndpoint) and ServeStdio give the client the outcome's
+// own code.
 func render(ctx context.Context, out toolOutcome) (*mcp.CallToolResult, error) {
 	switch {
 	case out.Err != nil:
 		if slot, ok := ctx.Value(errSlotKey{}).(*errSlot); ok {
 			slot.set(out.Err)
+		} else if pending, ok := ctx.Value(stdioErrorsKey{}).(*stdioErrors); ok {
+			pending.add(out.Err)
 		}
 		return nil, out.Err
 	case len(out.Questions) > 0:

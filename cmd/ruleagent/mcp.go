@@ -8,8 +8,6 @@ import (
 	"io"
 	"log"
 	"os"
-
-	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // runMCP serves the chains as MCP tools over stdio, for desktop clients that
@@ -46,11 +44,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 	store := openStore(*chains, globalsF, stderr, "agent calls", *readOnly)
 	defer store.Close()
-	srv := mcpserver.NewStdioServer(store.MCP())
-	srv.SetErrorLogger(log.New(stderr, "ruleagent mcp: ", 0))
-	// Listen returns nil at the end of stdin (the client went away) and
+	// ServeStdio returns nil at the end of stdin (the client went away) and
 	// cancels the calls still running.
-	if err := srv.Listen(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+	if err := store.ServeStdio(ctx, stdin, stdout, log.New(stderr, "ruleagent mcp: ", 0)); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"sync"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// ServeStdio serves the store's MCP server on in and out, one JSON-RPC
+// message per line (ruleagent mcp --stdio), until in ends or ctx is done.
+// It is mcp-go's stdio transport, which answers every error of a tool
+// handler with -32603, like its HTTP one; as on /mcp, a chain tool's
+// protocol error leaves with its own code and data (-32021 when the chain
+// asks a 2026-07-28 client that did not declare elicitation, -32602 for a
+// requestState that fails its check).
+func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, errLog *log.Logger) error {
+	pending := &stdioErrors{byMessage: map[string][]*protocolError{}}
+	srv := mcpserver.NewStdioServer(s.MCP())
+	if errLog != nil {
+		srv.SetErrorLogger(errLog)
+	}
+	// The stdio transport gives every request the one context this
+	// returns: the errors are matched to their answers by message.
+	srv.SetContextFunc(func(ctx context.Context) context.Context {
+		return context.WithValue(ctx, stdioErrorsKey{}, pending)
+	})
+	return srv.Listen(ctx, in, &stdioCodeWriter{out: out, pending: pending})
+}
+
+// stdioErrors are the protocol errors tool handlers returned whose answer
+// has not been written yet, by message: the answer mcp-go writes carries
+// the message and -32603, nothing else of the error.
+type stdioErrors struct {
+	mu        sync.Mutex
+	byMessage map[string][]*protocolError
+	n         int
+}
+
+type stdioErrorsKey struct{}
+
+func (p *stdioErrors) add(e *protocolError) {
+	p.mu.Lock()
+	p.byMessage[e.Message] = append(p.byMessage[e.Message], e)
+	p.n++
+	p.mu.Unlock()
+}
+
+// take returns and forgets the oldest error with message msg, or nil.
+func (p *stdioErrors) take(msg string) *protocolError {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.byMessage[msg]
+	if len(list) == 0 {
+		return nil
+	}
+	if len(list) == 1 {
+		delete(p.byMessage, msg)
+	} else {
+		p.byMessage[msg] = list[1:]
+	}
+	p.n--
+	return list[0]
+}
+
+func (p *stdioErrors) empty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n == 0
+}
+
+// stdioCodeWriter passes mcp-go's output through, rewriting the -32603
+// answer to a tool call that returned a protocol error. mcp-go writes each
+// message whole, with its newline, in one Write.
+type stdioCodeWriter struct {
+	out     io.Writer
+	pending *stdioErrors
+}
+
+var internalErrorCode = []byte(`"code":-32603`)
+
+func (w *stdioCodeWriter) Write(p []byte) (int, error) {
+	if w.pending.empty() || !bytes.Contains(p, internalErrorCode) {
+		return w.out.Write(p)
+	}
+	var m struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(p, &m) != nil || m.Error == nil || m.Error.Code != -32603 {
+		return w.out.Write(p)
+	}
+	perr := w.pending.take(m.Error.Message)
+	if perr == nil {
+		return w.out.Write(p)
+	}
+	if _, err := w.out.Write(perr.response(m.ID)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
