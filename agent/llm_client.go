@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/ruleagent/ruleagent/internal/wait"
 )
 
 // Client talks to OpenAI-compatible chat-completions endpoints, with retries
@@ -156,7 +158,7 @@ func (c *Client) Complete(ctx context.Context, req *Request, stream bool, d Delt
 				if onRetry != nil {
 					onRetry(Retry{URL: ep.URL, Model: ep.Model, Attempt: attempt + 1, Status: status(err), Delay: delay, Err: lastErr})
 				}
-				if serr := sleep(ctx, delay); serr != nil {
+				if serr := wait.For(ctx, delay); serr != nil {
 					return nil, lastErr
 				}
 				continue

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ruleagent/ruleagent/internal/wait"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -87,17 +88,17 @@ func (c *conn) session(ctx context.Context) (*session, error) {
 		if s := c.live; s != nil {
 			c.dropLocked(s, lostReason(s))
 		}
-		if wait := time.Until(c.retryAt); wait > 0 {
+		if delay := time.Until(c.retryAt); delay > 0 {
 			err := c.lastErr
 			c.mu.Unlock()
-			if !paused && wait <= firstRetryDelay {
+			if !paused && delay <= firstRetryDelay {
 				paused = true
-				if pauseErr := pause(ctx, wait); pauseErr != nil {
+				if pauseErr := wait.For(ctx, delay); pauseErr != nil {
 					return nil, tools.Wrap(tools.ErrTimeout, pauseErr, "waiting for MCP server %s to reconnect", c.name)
 				}
 				continue
 			}
-			return nil, tools.Wrap(tools.ErrExecutionFailed, err, "MCP server %s (%s) is unavailable; the next attempt to reconnect is in %s", c.name, c.t.describe(), wait.Round(100*time.Millisecond))
+			return nil, tools.Wrap(tools.ErrExecutionFailed, err, "MCP server %s (%s) is unavailable; the next attempt to reconnect is in %s", c.name, c.t.describe(), delay.Round(100*time.Millisecond))
 		}
 		ch := make(chan struct{})
 		c.dialing = ch
@@ -390,19 +391,4 @@ func (c *conn) Close() error {
 		c.ownHTTP.CloseIdleConnections()
 	}
 	return nil
-}
-
-// pause waits d, or until ctx ends (its error then).
-func pause(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ruleagent/ruleagent/internal/wait"
 )
 
 // listen opens the subscriptions/listen stream of a 2026-07-28 session
@@ -31,7 +33,7 @@ func (c *conn) listen(s *session, life context.Context) {
 				return
 			}
 			c.log.Debug("MCP server: the subscriptions/listen stream ended", "server", c.name, "err", err)
-			if pause(life, delay) != nil {
+			if wait.For(life, delay) != nil {
 				return
 			}
 			delay = min(delay*2, maxRetryDelay)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/ruleagent/ruleagent/internal/wait"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -68,4 +69,4 @@ func (c *conn) connectLater() {
 }
 
 // sleep waits for d, and reports false if the conn was closed meanwhile.
-func (c *conn) sleep(d time.Duration) bool { return pause(c.base, d) == nil }
+func (c *conn) sleep(d time.Duration) bool { return wait.For(c.base, d) == nil }
