@@ -124,12 +124,8 @@ func (c *Config) parse() (*parsed, error) {
 			return nil, err
 		}
 	}
-	primary := agent.Endpoint{URL: strings.TrimSpace(c.URL), Key: strings.TrimSpace(c.Key), Model: strings.TrimSpace(c.Model), Params: &params}
+	primary := primaryEndpoint(c.URL, c.Key, c.Model, &params)
 	p.llmMissing = llmMissing(primary.URL, primary.Model)
-	if strings.Contains(primary.Key, "${") {
-		// An unset ${global.api_key} means "no key", as for local servers.
-		primary.Key = ""
-	}
 	p.llm.Endpoints = []agent.Endpoint{primary}
 	for i, f := range c.Failover {
 		var ep agent.Endpoint

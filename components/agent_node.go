@@ -348,11 +348,16 @@ func (t *terminal) failure(msg types.RuleMsg, err error) {
 	if errors.As(err, &re) {
 		code = re.Code
 	}
-	msg.Metadata.PutValue("errorCode", code)
 	if re != nil && re.Limit != "" {
 		msg.Metadata.PutValue("errorLimit", re.Limit)
 	}
-	t.ctx.TellFailure(msg, err)
+	failWith(t.ctx, msg, code, err)
+}
+
+// failWith tells Failure with err and its code in metadata errorCode.
+func failWith(ctx types.RuleContext, msg types.RuleMsg, code string, err error) {
+	msg.Metadata.PutValue("errorCode", code)
+	ctx.TellFailure(msg, err)
 }
 
 func stringMap(m map[string]any) map[string]string {

@@ -124,13 +124,10 @@ func (n *IntentNode) Init(rc types.Config, configuration types.Configuration) er
 		n.noLLM = &agent.NoLLMError{Missing: missing}
 		return nil
 	}
-	key := c.Key
-	if strings.Contains(key, "${") {
-		key = ""
-	}
+	ep := primaryEndpoint(c.URL, c.Key, c.Model, &params)
 	n.secrets = scrub.New()
-	n.secrets.AddSecrets(key)
-	n.client, err = agent.NewClient(agent.LLMConfig{Endpoints: []agent.Endpoint{{URL: c.URL, Key: key, Model: c.Model, Params: &params}},
+	n.secrets.AddSecrets(ep.Key)
+	n.client, err = agent.NewClient(agent.LLMConfig{Endpoints: []agent.Endpoint{ep},
 		MaxRetries: c.MaxRetries, RetryBackoff: 500 * time.Millisecond})
 	return err
 }
@@ -146,9 +143,7 @@ func parseIntents(list []any) ([]intent, error) {
 		if err := strictJSON(item, &it); err != nil {
 			return nil, fmt.Errorf("intents[%d]: %w", i, err)
 		}
-		if it.Name == "" || strings.IndexFunc(it.Name, func(r rune) bool {
-			return !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-		}) >= 0 {
+		if it.Name == "" || strings.IndexFunc(it.Name, notNameRune) >= 0 {
 			return nil, fmt.Errorf("intents[%d].name: %q must be letters, digits, '_' and '-'", i, it.Name)
 		}
 		if seen[strings.ToLower(it.Name)] {
@@ -158,6 +153,12 @@ func parseIntents(list []any) ([]intent, error) {
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// notNameRune reports a rune an intent's name cannot hold: names are
+// letters, digits, '_' and '-'.
+func notNameRune(r rune) bool {
+	return !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
 }
 
 // intentPrompt is the classifier's system prompt.
@@ -231,9 +232,7 @@ func (n *IntentNode) match(answer string) string {
 			return it.Name
 		}
 	}
-	words := strings.FieldsFunc(strings.ToLower(answer), func(r rune) bool {
-		return !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z')
-	})
+	words := strings.FieldsFunc(strings.ToLower(answer), notNameRune)
 	found := ""
 	for _, it := range n.intents {
 		for _, w := range words {
@@ -268,9 +267,3 @@ func lastUserText(data string) string {
 
 // Destroy implements types.Node.
 func (n *IntentNode) Destroy() {}
-
-// failWith tells Failure with err and its code in metadata errorCode.
-func failWith(ctx types.RuleContext, msg types.RuleMsg, code string, err error) {
-	msg.Metadata.PutValue("errorCode", code)
-	ctx.TellFailure(msg, err)
-}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/rulego/rulego/api/types"
 	"github.com/rulego/rulego/utils/str"
+
+	"github.com/ruleagent/ruleagent/agent"
 )
 
 // fillGlobals fills ${global.x} in LLM settings a chain left at their
@@ -28,4 +30,15 @@ func llmMissing(url, model string) []string {
 		}
 	}
 	return missing
+}
+
+// primaryEndpoint is the endpoint a node's url, key and model settings
+// name, trimmed. An unset ${global.api_key} means "no key", as for local
+// servers.
+func primaryEndpoint(url, key, model string, params *agent.Params) agent.Endpoint {
+	ep := agent.Endpoint{URL: strings.TrimSpace(url), Key: strings.TrimSpace(key), Model: strings.TrimSpace(model), Params: params}
+	if strings.Contains(ep.Key, "${") {
+		ep.Key = ""
+	}
+	return ep
 }
