@@ -196,10 +196,7 @@ func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	} else {
 		text = lastUserText(msg.GetData())
 	}
-	goctx := ctx.GetContext()
-	if goctx == nil {
-		goctx = context.Background()
-	}
+	goctx := nodeContext(ctx)
 	if n.timeout > 0 {
 		var cancel context.CancelFunc
 		goctx, cancel = context.WithTimeout(goctx, n.timeout)
