@@ -38,7 +38,6 @@ func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, err
 type stdioErrors struct {
 	mu        sync.Mutex
 	byMessage map[string][]*protocolError
-	n         int
 }
 
 type stdioErrorsKey struct{}
@@ -46,7 +45,6 @@ type stdioErrorsKey struct{}
 func (p *stdioErrors) add(e *protocolError) {
 	p.mu.Lock()
 	p.byMessage[e.Message] = append(p.byMessage[e.Message], e)
-	p.n++
 	p.mu.Unlock()
 }
 
@@ -63,14 +61,13 @@ func (p *stdioErrors) take(msg string) *protocolError {
 	} else {
 		p.byMessage[msg] = list[1:]
 	}
-	p.n--
 	return list[0]
 }
 
 func (p *stdioErrors) empty() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.n == 0
+	return len(p.byMessage) == 0
 }
 
 // stdioCodeWriter passes mcp-go's output through, rewriting the -32603
