@@ -19,6 +19,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/ruleagent/ruleagent/bench/proc"
 )
 
 type report struct {
@@ -45,7 +47,7 @@ func main() {
 	benchstat := flag.Bool("benchstat", false, "print benchstat lines (make bench) instead of a table")
 	url := flag.String("url", "", "internal: the scripted server's URL")
 	flag.Parse()
-	raiseFileLimit()
+	proc.RaiseFileLimit()
 	var err error
 	switch *phase {
 	case "serve":
@@ -134,23 +136,7 @@ func orchestrate(runs int, sc scenario, benchstat bool) error {
 }
 
 // peakRSS reads the process's peak resident set size (VmHWM).
-func peakRSS() float64 { return status("VmHWM:") }
-
-// status reads one MiB figure of /proc/self/status.
-func status(key string) float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key); ok {
-			var kb float64
-			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func peakRSS() float64 { return proc.StatusMiB(0, "VmHWM")[0] }
 
 // anonSampler keeps the largest RssAnon seen, every 10 ms, until stopped.
 type anonSampler struct {
@@ -161,16 +147,16 @@ type anonSampler struct {
 func sampleAnon() *anonSampler {
 	s := &anonSampler{stop: make(chan struct{}), done: make(chan float64, 1)}
 	go func() {
-		peak := status("RssAnon:")
+		peak := proc.StatusMiB(0, "RssAnon")[0]
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
 			case <-s.stop:
-				s.done <- max(peak, status("RssAnon:"))
+				s.done <- max(peak, proc.StatusMiB(0, "RssAnon")[0])
 				return
 			case <-t.C:
-				peak = max(peak, status("RssAnon:"))
+				peak = max(peak, proc.StatusMiB(0, "RssAnon")[0])
 			}
 		}
 	}()

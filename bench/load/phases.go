@@ -236,14 +236,6 @@ func cpuSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-func raiseFileLimit() {
-	var l syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
-		l.Cur = l.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
-	}
-}
-
 // sampleMem prints the largest heap and stack figures seen while running
 // (diagnostics, enabled with LOAD_MEMSTATS=1).
 func sampleMem() func() {

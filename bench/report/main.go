@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/ruleagent/ruleagent/bench/proc"
 )
 
 // goBench is one `go test -bench` invocation.
@@ -119,7 +121,7 @@ func run(out, bin string, count, runs int) error {
 		if err := step(io.Discard, "go", "build", "-o", b.path+".built", b.pkg); err != nil {
 			return err
 		}
-		if err := copyFile(b.path+".built", b.path); err != nil {
+		if err := proc.CopyBinary(b.path+".built", b.path); err != nil {
 			return err
 		}
 	}
@@ -144,14 +146,6 @@ func run(out, bin string, count, runs int) error {
 	printTable(os.Stdout, m, results)
 	fmt.Printf("\nAll result lines: %s (benchstat format; make bench-save keeps them as the baseline, make bench-compare compares).\n", out)
 	return nil
-}
-
-func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(to, b, 0o755)
 }
 
 // quickArgs and loadArgs shrink the load drivers for -quick.

@@ -19,8 +19,9 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ruleagent/ruleagent/bench/proc"
 )
 
 // sizes are the scenario sizes; -quick makes them small (the smoke test).
@@ -40,7 +41,7 @@ func main() {
 	quick := flag.Bool("quick", false, "small sizes (a smoke test, not figures)")
 	only := flag.String("only", "", "run only the figures whose names contain this")
 	flag.Parse()
-	raiseFileLimit()
+	proc.RaiseFileLimit()
 	var err error
 	switch *phase {
 	case "llm":
@@ -80,14 +81,6 @@ func (f figure) String() string {
 		fmt.Fprintf(&b, " %.4g %s", v.v, v.unit)
 	}
 	return b.String()
-}
-
-func raiseFileLimit() {
-	var l syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
-		l.Cur = l.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
-	}
 }
 
 func pct(d []time.Duration, p int) time.Duration {

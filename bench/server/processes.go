@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ruleagent/ruleagent/bench/proc"
 )
 
 // process is a child process of the bench: the scripted LLM, a ruleagent
@@ -109,25 +111,8 @@ func (p *process) kill() { _ = p.cmd.Process.Kill(); _, _ = p.cmd.Process.Wait()
 
 // rss reads the process's resident set (VmRSS) and its peak (VmHWM), MiB.
 func (p *process) rss() (now, peak float64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		var kb float64
-		fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
-		switch k {
-		case "VmRSS":
-			now = kb / 1024
-		case "VmHWM":
-			peak = kb / 1024
-		}
-	}
-	return now, peak
+	f := proc.StatusMiB(p.cmd.Process.Pid, "VmRSS", "VmHWM")
+	return f[0], f[1]
 }
 
 // resetPeak sets the process's VmHWM back to its current RSS, so that a
@@ -159,21 +144,4 @@ func cpuOf(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(fields[11], 10, 64)
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
-}
-
-func copyFile(from, to string) (string, error) {
-	src, err := os.Open(from)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(struct{ io.Writer }{dst}, src); err != nil {
-		dst.Close()
-		return "", err
-	}
-	return to, dst.Close()
 }

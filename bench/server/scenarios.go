@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ruleagent/ruleagent/bench/proc"
 )
 
 // run measures every figure and writes one benchstat line per figure.
@@ -34,9 +36,11 @@ func run(bin string, sz sizes, only string, out io.Writer) error {
 	// maps about 25 MiB more of its file into memory at start than the
 	// same bytes copied (the page cache's state), which would make idle
 	// RSS depend on how recently it was built.
-	if bin, err = copyFile(bin, filepath.Join(dir, "ruleagent")); err != nil {
+	copied := filepath.Join(dir, "ruleagent")
+	if err := proc.CopyBinary(bin, copied); err != nil {
 		return err
 	}
+	bin = copied
 	one, err := writeChains(filepath.Join(dir, "chains"), ws, 1)
 	if err != nil {
 		return err
