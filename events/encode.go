@@ -196,17 +196,26 @@ func rawFieldOr(b []byte, key string, v []byte, def string) []byte {
 // ids of the interrupts it waits for.
 func appendSuspended(b []byte, ins []Interrupt) []byte {
 	b = append(b, `,"outcome":{"type":"suspended"`...)
-	if len(ins) > 0 {
-		b = append(b, `,"interruptIds":[`...)
-		for i := range ins {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, ins[i].ID)
-		}
-		b = append(b, ']')
-	}
+	b = appendIDs(b, "interruptIds", len(ins), func(i int) string { return ins[i].ID })
 	return append(b, '}')
+}
+
+// appendIDs writes a field holding a list of n ids, id(i) each; nothing
+// when the list is empty.
+func appendIDs(b []byte, key string, n int, id func(i int) string) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, `":[`...)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, id(i))
+	}
+	return append(b, ']')
 }
 
 // appendOutcome writes a RUN_FINISHED outcome: none for a plain success,
@@ -220,15 +229,8 @@ func appendOutcome(b []byte, outcome string, pending []string) []byte {
 	}
 	b = append(b, `,"outcome":{"type":`...)
 	b = appendString(b, outcome)
-	if len(pending) > 0 && outcome == OutcomeSuccess {
-		b = append(b, `,"pendingToolCallIds":[`...)
-		for i, id := range pending {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, id)
-		}
-		b = append(b, ']')
+	if outcome == OutcomeSuccess {
+		b = appendIDs(b, "pendingToolCallIds", len(pending), func(i int) string { return pending[i] })
 	}
 	return append(b, '}')
 }
