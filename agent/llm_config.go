@@ -79,11 +79,11 @@ func responseFormat(raw json.RawMessage) (v any, isJSON bool, err error) {
 // Check reports a reasoningEcho or responseFormat that is not one of
 // theirs, naming the field; nil params are fine.
 func (p *Params) Check() error {
-	if _, err := parseReasoningEcho(p); err != nil {
-		return err
-	}
 	if p == nil {
 		return nil
+	}
+	if _, err := parseReasoningEcho(p); err != nil {
+		return err
 	}
 	_, _, err := responseFormat(p.ResponseFormat)
 	return err

@@ -115,14 +115,8 @@ func (c *Config) parse() (*parsed, error) {
 		return nil, err
 	}
 	var params agent.Params
-	if len(c.Params) > 0 {
-		if err := strictJSON(c.Params, &params); err != nil {
-			return nil, fmt.Errorf("params: %w", err)
-		}
-		// Checked here too: without an LLM configured, no client is made.
-		if err := params.Check(); err != nil {
-			return nil, err
-		}
+	if err := parseParams(c.Params, &params); err != nil {
+		return nil, err
 	}
 	primary := primaryEndpoint(c.URL, c.Key, c.Model, &params)
 	p.llmMissing = llmMissing(primary.URL, primary.Model)

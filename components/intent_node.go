@@ -106,13 +106,8 @@ func (n *IntentNode) Init(rc types.Config, configuration types.Configuration) er
 		return fmt.Errorf("maxRetries: must not be negative")
 	}
 	params := agent.Params{Temperature: new(float64)}
-	if len(c.Params) > 0 {
-		if err := strictJSON(c.Params, &params); err != nil {
-			return fmt.Errorf("params: %w", err)
-		}
-		if err := params.Check(); err != nil {
-			return err
-		}
+	if err := parseParams(c.Params, &params); err != nil {
+		return err
 	}
 	if n.system, err = el.NewTemplate(intentPrompt(n.intents, c.Instructions)); err != nil {
 		return fmt.Errorf("instructions: %w", err)

@@ -1,6 +1,7 @@
 package components
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/rulego/rulego/api/types"
@@ -41,4 +42,17 @@ func primaryEndpoint(url, key, model string, params *agent.Params) agent.Endpoin
 		ep.Key = ""
 	}
 	return ep
+}
+
+// parseParams reads a node's params field into p (over what p already
+// holds) and checks it here, at load: without an LLM configured, no client
+// is made to check it.
+func parseParams(raw map[string]any, p *agent.Params) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := strictJSON(raw, p); err != nil {
+		return fmt.Errorf("params: %w", err)
+	}
+	return p.Check()
 }
