@@ -13,6 +13,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/sse"
 )
 
@@ -56,6 +57,17 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	}
 	in.ThreadID = cmpOrID(in.ThreadID, "thread-")
 	in.RunID = cmpOrID(in.RunID, "run-")
+	p := identity.From(r.Context())
+	md := map[string]string{"source": "agui"}
+	// AG-UI has no user field: a front end names its user in
+	// forwardedProps.ruleagent.userId, for sessions scoped by user and for
+	// tool bindings.
+	if uid := gjson.GetBytes(in.ForwardedProps, "ruleagent.userId").String(); uid != "" {
+		md["userId"] = uid
+	}
+	if !claimUser(w, p, md, `"forwardedProps.ruleagent.userId"`) {
+		return
+	}
 	if _, busy := a.s.runs.Get(in.RunID); busy {
 		writeError(w, http.StatusConflict, "run "+quote(in.RunID)+" is already in progress")
 		return
@@ -71,7 +83,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 		known, unknown := a.s.splitResume(in.Resume)
 		if len(known) > 0 {
 			in.Resume = known
-			a.resume(w, r, in, unknown)
+			a.resume(w, r, in, unknown, id)
 			return
 		}
 		// AG-UI: entries for interrupts this server is not waiting on
@@ -83,17 +95,11 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if a.s.interrupts.waiting(in.ThreadID) {
+	if a.s.interrupts.waiting(p.User, in.ThreadID) {
 		writeError(w, http.StatusConflict, "thread "+quote(in.ThreadID)+" has a run waiting for answers to its interrupts: send them in resume before new input")
 		return
 	}
 	caller := &agent.Caller{Tools: in.Tools, Context: in.Context, State: in.State}
-	md := map[string]string{"source": "agui"}
-	if uid := gjson.GetBytes(in.ForwardedProps, "ruleagent.userId").String(); uid != "" {
-		// AG-UI has no user field: a front end names its user here, for
-		// sessions scoped by user and for tool bindings.
-		md["userId"] = uid
-	}
 	if in.ParentRunID != "" {
 		md["parentRunId"] = in.ParentRunID
 	}
@@ -107,7 +113,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 		sink = &warnFirst{out: sink, warning: warning}
 	}
 	_, err := a.s.Run(r.Context(), RunRequest{ChainID: id, Input: `{"messages":` + string(in.Messages) + `}`, Metadata: md,
-		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true})
+		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true, Owner: p.User})
 	if err != nil && !errors.As(err, new(*RunFailure)) {
 		// The run never started (a run id taken in between): say so in
 		// the stream the client is reading.
@@ -116,11 +122,12 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 }
 
 // resume answers a paused run's interrupts (RunAgentInput.resume) and
-// streams the rest of it as this request's AG-UI run.
-func (a aguiAPI) resume(w http.ResponseWriter, r *http.Request, in runAgentInput, unknown []string) {
-	st, answers, err := a.s.resumeAnswers(in.Resume)
+// streams the rest of it as this request's AG-UI run. The interrupts must
+// be the thread's own, raised for this caller.
+func (a aguiAPI) resume(w http.ResponseWriter, r *http.Request, in runAgentInput, unknown []string, chainID string) {
+	st, answers, err := a.s.resumeAnswers(in.Resume, resumeScope{threadID: in.ThreadID, chainID: chainID, user: identity.From(r.Context()).User})
 	if err != nil {
-		writeError(w, http.StatusConflict, err.Error())
+		writeResumeError(w, err)
 		return
 	}
 	out := sse.Start(w, a.heartbeat, map[string]string{"X-Run-Id": in.RunID, "X-Thread-Id": in.ThreadID})

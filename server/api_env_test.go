@@ -36,6 +36,7 @@ const (
 	promptPause  = "You are the pausing agent."
 	promptGuard  = "You are the guarded agent."
 	promptShell  = "You are the shell agent."
+	promptExact  = "You are the exact-approval agent."
 )
 
 func apiScript() llmtest.Script {
@@ -60,6 +61,14 @@ func apiScript() llmtest.Script {
 			}
 			res := r.ToolResults()
 			return llmtest.Reply("last: " + res[len(res)-1].Content)
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains(promptExact), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			calls := []string{`{"command":"echo hi"}`, `{"command":"echo hi"}`, `{"command":"echo hi > out.txt"}`,
+				`{"command":"echo hi","work_dir":"sub"}`, `{"command":"GIT_DIR=x echo hi"}`}
+			if n := r.Turn(); n < len(calls) {
+				return llmtest.Calls(llmtest.Call("bash", calls[n]))
+			}
+			return llmtest.Reply("done")
 		})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptBroken), Script: llmtest.Always(llmtest.Response{
 			Status: http.StatusBadRequest, ErrorMessage: "the model refuses this request"})},

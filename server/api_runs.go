@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/server/sse"
 )
@@ -75,8 +76,13 @@ func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no chain "+quote(id)+" is deployed")
 		return
 	}
-	req := RunRequest{ChainID: id, Input: input, Metadata: metadataStrings(body.Metadata), ThreadID: body.ThreadID,
-		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true}
+	md := metadataStrings(body.Metadata)
+	p := identity.From(r.Context())
+	if !claimUser(w, p, md, `"metadata.userId"`) {
+		return
+	}
+	req := RunRequest{ChainID: id, Input: input, Metadata: md, ThreadID: body.ThreadID,
+		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true, Owner: p.User}
 	req.RunID = cmpOrID(req.RunID, "run-")
 	req.ThreadID = cmpOrID(req.ThreadID, "thread-")
 	if _, busy := a.s.runs.Get(req.RunID); busy {
@@ -109,17 +115,16 @@ func (a runsAPI) resume(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Resume []ResumeEntry `json:"resume"`
 		Stream bool          `json:"stream"`
+		// ThreadID, when given, must be the run's thread.
+		ThreadID string `json:"threadId"`
 	}
 	if !readJSON(w, r, &body) {
 		return
 	}
 	id := r.PathValue("runId")
-	st, answers, err := a.s.resumeAnswers(body.Resume)
-	if err == nil && st.req.RunID != id {
-		err = fmt.Errorf("%w: the interrupts belong to run %q, not %q", ErrResume, st.req.RunID, id)
-	}
+	st, answers, err := a.s.resumeAnswers(body.Resume, resumeScope{runID: id, threadID: body.ThreadID, user: identity.From(r.Context()).User})
 	if err != nil {
-		writeError(w, http.StatusConflict, err.Error())
+		writeResumeError(w, err)
 		return
 	}
 	headers := map[string]string{"X-Run-Id": id, "X-Thread-Id": st.req.ThreadID}
@@ -159,19 +164,61 @@ func answerOf(res RunResult) runAnswer {
 	return ans
 }
 
-// list answers GET /api/v1/runs.
-func (a runsAPI) list(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, a.s.runs.List())
+// list answers GET /api/v1/runs: a verified user sees their own runs, the
+// operator (and every caller where nobody is verified) all of them.
+func (a runsAPI) list(w http.ResponseWriter, r *http.Request) {
+	p := identity.From(r.Context())
+	all := a.s.runs.List()
+	mine := all[:0]
+	for _, info := range all {
+		if identity.MayAct(p, info.User) {
+			mine = append(mine, info)
+		}
+	}
+	writeJSON(w, http.StatusOK, mine)
 }
 
 // cancel answers POST /api/v1/runs/{runId}/cancel.
 func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("runId")
-	if !a.s.runs.Cancel(id) {
+	run, ok := a.s.runs.Get(id)
+	if !ok {
 		writeError(w, http.StatusNotFound, "no run "+quote(id)+" is in progress")
 		return
 	}
+	if !identity.MayAct(identity.From(r.Context()), run.Info().User) {
+		writeError(w, http.StatusForbidden, ErrNotYours.Error()+": only the caller who started it may cancel it")
+		return
+	}
+	run.Cancel(runs.ErrCancelled)
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "cancelled": true})
+}
+
+// writeResumeError refuses a resume: 403 for another caller's run, 409
+// for answers that cannot be taken (the interrupts stay open).
+func writeResumeError(w http.ResponseWriter, err error) {
+	if errors.Is(err, ErrNotYours) {
+		writeError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	writeError(w, http.StatusConflict, err.Error())
+}
+
+// claimUser settles the run's userId (md["userId"], from the body field
+// named field) against the caller's verified identity: absent or equal,
+// it is the verified id; another user is refused with 403. Without a
+// verified identity the body's claim stands. It reports whether the
+// request may go on.
+func claimUser(w http.ResponseWriter, p identity.Principal, md map[string]string, field string) bool {
+	uid, err := identity.Claim(p, md["userId"])
+	if err != nil {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("%v: %s is %q, but the caller is %q", err, field, md["userId"], p.User))
+		return false
+	}
+	if uid != "" {
+		md["userId"] = uid
+	}
+	return true
 }
 
 // inputText turns the run body's input into message data: text as it is,

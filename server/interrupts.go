@@ -21,7 +21,6 @@ type interrupt struct {
 	ev     events.Interrupt
 	req    tools.ApprovalRequest
 	key    string // what "always allow" remembers: the exact call
-	thread string
 	answer chan answer
 }
 
@@ -36,15 +35,15 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"approved":{"type":"boolean","description":"Run the call (true) or refuse it (false)."},` +
 	`"reason":{"type":"string","description":"Why it was refused: the model reads it."},` +
 	`"arguments":{"type":"object","description":"Run it with these arguments instead of the model's."},` +
-	`"always":{"type":"boolean","description":"Approve this exact call (the same command, or the same tool with the same arguments) for the rest of the thread."}` +
+	`"always":{"type":"boolean","description":"Approve this exact call (the same commands with the same redirects, variables and directories, or the same tool with the same arguments) for the rest of the thread."}` +
 	`},"required":["approved"]}`)
 
 // interruptIndex finds the run an interrupt belongs to, and remembers the
-// calls a person approved for good, per thread.
+// calls a person approved for good, per thread of one caller.
 type interruptIndex struct {
 	mu     sync.Mutex
 	byID   map[string]*runState
-	always map[string]map[string]bool // thread -> call key -> approved
+	always *approvalMemory
 }
 
 func (x *interruptIndex) add(id string, st *runState) {
@@ -69,46 +68,44 @@ func (x *interruptIndex) find(id string) (*runState, bool) {
 	return st, ok
 }
 
-// waiting reports whether a run of thread waits for answers.
-func (x *interruptIndex) waiting(thread string) bool {
+// waiting reports whether a run of thread, started by owner, waits for
+// answers.
+func (x *interruptIndex) waiting(owner, thread string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, st := range x.byID {
-		if st.req.ThreadID == thread {
+		if st.req.ThreadID == thread && st.req.Owner == owner {
 			return true
 		}
 	}
 	return false
 }
 
-func (x *interruptIndex) allowed(thread, key string) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.always[thread][key]
-}
-
-// maxAlways bounds the calls remembered per thread.
-const maxAlways = 256
-
-func (x *interruptIndex) allow(thread, key string) {
+// memory is the "always" approvals, made on first use.
+func (x *interruptIndex) memory() *approvalMemory {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.always == nil {
-		x.always = map[string]map[string]bool{}
+		x.always = newApprovalMemory(alwaysPerThread, alwaysThreads, alwaysTTL, time.Now)
 	}
-	if x.always[thread] == nil {
-		x.always[thread] = map[string]bool{}
-	}
-	if len(x.always[thread]) < maxAlways {
-		x.always[thread][key] = true
-	}
+	return x.always
 }
 
-// callKey is what approving a call "always" approves: each exact parsed
-// command of a shell call, or the tool with its exact arguments.
+// alwaysScope is where a run's "always" approvals hold: its thread, for
+// the caller who started it (another caller naming the same thread id
+// does not inherit them).
+func (st *runState) alwaysScope() string {
+	return st.req.Owner + "\x00" + st.req.ThreadID
+}
+
+// callKey is what approving a call "always" approves: a shell call's exact
+// parsed commands with every redirect, variable assignment and directory
+// of the call, or the tool with its exact arguments.
 func callKey(req tools.ApprovalRequest) string {
-	if len(req.Commands) > 0 {
-		return req.Tool + "\x00" + strings.Join(req.Commands, "\x00")
+	if len(req.Commands) > 0 || len(req.WorkDirs) > 0 {
+		parts := []string{req.Tool, "commands", strings.Join(req.Commands, "\x00"), "redirects", strings.Join(req.Redirects, "\x00"),
+			"assignments", strings.Join(req.Assignments, "\x00"), "dirs", strings.Join(req.WorkDirs, "\x00")}
+		return strings.Join(parts, "\x01")
 	}
 	var compact bytes.Buffer
 	if json.Compact(&compact, req.Args) != nil {
@@ -122,10 +119,10 @@ func callKey(req tools.ApprovalRequest) string {
 // passes (a denial), or the run is cancelled.
 func (st *runState) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalDecision, error) {
 	key := callKey(req)
-	if len(req.ResponseSchema) == 0 && st.s.interrupts.allowed(st.req.ThreadID, key) {
+	if len(req.ResponseSchema) == 0 && st.s.interrupts.memory().allowed(st.alwaysScope(), key) {
 		return tools.ApprovalDecision{Approved: true, Remembered: true}, nil
 	}
-	in := &interrupt{req: req, key: key, thread: st.req.ThreadID, answer: make(chan answer, 1)}
+	in := &interrupt{req: req, key: key, answer: make(chan answer, 1)}
 	in.ev = events.Interrupt{ID: agent.NewID("int-"), ToolCallID: req.ToolCallID,
 		ExpiresAt: time.Now().Add(req.Timeout).UTC().Format(time.RFC3339)}
 	if req.RunID != "" && req.RunID != st.req.RunID {
@@ -136,6 +133,9 @@ func (st *runState) Approve(ctx context.Context, req tools.ApprovalRequest) (too
 	meta := map[string]any{"tool": req.Tool, "toolType": req.ToolType, "arguments": json.RawMessage(req.Args)}
 	if len(req.Commands) > 0 {
 		meta["commands"] = req.Commands
+	}
+	if len(req.WorkDirs) > 0 {
+		meta["redirects"], meta["assignments"], meta["workDirs"] = nonNil(req.Redirects), nonNil(req.Assignments), req.WorkDirs
 	}
 	if len(req.ResponseSchema) > 0 {
 		in.ev.Reason, in.ev.ResponseSchema = "form", req.ResponseSchema
@@ -160,8 +160,10 @@ func (st *runState) Approve(ctx context.Context, req tools.ApprovalRequest) (too
 	defer timer.Stop()
 	select {
 	case a := <-in.answer:
-		if a.always && a.decision.Approved && len(req.ResponseSchema) == 0 {
-			st.s.interrupts.allow(in.thread, key)
+		// "Always" approves the call the person saw; edited arguments
+		// are approved this once.
+		if a.always && a.decision.Approved && len(req.ResponseSchema) == 0 && (len(a.decision.Args) == 0 || bytes.Equal(a.decision.Args, req.Args)) {
+			st.s.interrupts.memory().allow(st.alwaysScope(), key)
 		}
 		return a.decision, nil
 	case <-timer.C:
@@ -189,9 +191,26 @@ func (st *runState) openList() []events.Interrupt {
 	return out
 }
 
+// oneLineArgs is the call as the question shows it: a shell call's
+// commands with every redirect, variable assignment and directory of the
+// call, or the tool's arguments.
 func oneLineArgs(req tools.ApprovalRequest) string {
-	if len(req.Commands) > 0 {
-		return strings.Join(req.Commands, "; ")
+	if len(req.Commands) > 0 || len(req.WorkDirs) > 0 {
+		var b strings.Builder
+		b.WriteString(strings.Join(req.Commands, "; "))
+		if len(req.Redirects) > 0 {
+			b.WriteString(" with redirects " + strings.Join(req.Redirects, ", "))
+		}
+		if len(req.Assignments) > 0 {
+			b.WriteString(" setting " + strings.Join(req.Assignments, ", "))
+		}
+		if len(req.WorkDirs) > 0 {
+			b.WriteString(" in work_dir " + req.WorkDirs[0])
+			if len(req.WorkDirs) > 1 {
+				b.WriteString(" (then " + strings.Join(req.WorkDirs[1:], ", ") + ")")
+			}
+		}
+		return b.String()
 	}
 	var b bytes.Buffer
 	if json.Compact(&b, req.Args) != nil {
@@ -201,4 +220,11 @@ func oneLineArgs(req tools.ApprovalRequest) string {
 		return b.String()[:300] + "…"
 	}
 	return b.String()
+}
+
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/server/completions"
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/sse"
 )
 
@@ -65,8 +68,12 @@ func (a openaiAPI) chat(w http.ResponseWriter, r *http.Request) {
 	for k, v := range req.Metadata {
 		md[k] = v
 	}
-	if req.User != "" {
-		md["userId"] = req.User
+	p := identity.From(r.Context())
+	if uid, err := openAIUser(p, req.User, md["userId"]); err != nil {
+		writeOpenAIError(w, http.StatusForbidden, err.Error(), "invalid_request_error", "user_mismatch")
+		return
+	} else if uid != "" {
+		md["userId"] = uid
 	}
 	activity := a.activity
 	if req.ToolActivity != nil {
@@ -76,7 +83,7 @@ func (a openaiAPI) chat(w http.ResponseWriter, r *http.Request) {
 		activity = h == "on" || h == "true"
 	}
 	runReq := RunRequest{ChainID: req.Model, Input: `{"messages":` + string(msgs) + `}`, Metadata: md,
-		ThreadID: md["threadId"], RunID: agent.NewID("run-"), Source: "openai", Caller: caller}
+		ThreadID: md["threadId"], RunID: agent.NewID("run-"), Source: "openai", Caller: caller, Owner: p.User}
 	id, created := "chatcmpl-"+strings.TrimPrefix(runReq.RunID, "run-"), time.Now().Unix()
 	tr := &completions.Translator{ToolActivity: activity}
 	runReq.Sink = tr
@@ -117,6 +124,18 @@ func (a openaiAPI) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(msg.Completion(id, created, req.Model, fallback, finishReason(tr), completions.UsageOf(res.Usage)))
+}
+
+// openAIUser is the run's userId: the request's user (else its
+// metadata.userId), settled against the caller's verified identity (see
+// identity.Claim).
+func openAIUser(p identity.Principal, user, metaUser string) (string, error) {
+	for _, c := range [...]struct{ field, claimed string }{{`"user"`, user}, {`"metadata.userId"`, metaUser}} {
+		if _, err := identity.Claim(p, c.claimed); err != nil {
+			return "", fmt.Errorf("%w: %s is %q, but the caller is %q", err, c.field, c.claimed, p.User)
+		}
+	}
+	return identity.Claim(p, cmp.Or(user, metaUser))
 }
 
 func finishReason(tr *completions.Translator) string {

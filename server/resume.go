@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ruleagent/ruleagent/events"
@@ -14,6 +15,10 @@ import (
 // ErrResume refuses a resume: an unknown or expired interrupt, answers
 // that do not cover every open interrupt, a bad payload.
 var ErrResume = errors.New("cannot resume")
+
+// ErrNotYours refuses to answer, cancel or show a run that another caller
+// started (see RunRequest.Owner).
+var ErrNotYours = errors.New("the run belongs to another caller")
 
 // ResumeEntry answers one interrupt (AG-UI's resume entry).
 type ResumeEntry struct {
@@ -30,19 +35,27 @@ type approvalPayload struct {
 	Always    bool            `json:"always"`
 }
 
+// resumeScope is where an answer comes from: a run's own route (runID), or
+// a thread of a chain (AG-UI), and the caller's verified user (empty for
+// the operator, and when no verified identity is configured).
+type resumeScope struct {
+	runID, threadID, chainID string
+	user                     string
+}
+
 // Resume answers the interrupts a paused run waits for and goes on with
 // it, its events reaching sink as AG-UI run threadID, runID (empty ones:
 // the paused run's own), until it ends or pauses again. The answers must
 // cover every interrupt the run's last segment ended on.
 func (s *Store) Resume(ctx context.Context, entries []ResumeEntry, sink events.Sink, threadID, runID string) (RunResult, error) {
-	st, answers, err := s.resumeAnswers(entries)
+	st, answers, err := s.resumeAnswers(entries, resumeScope{threadID: threadID})
 	if err != nil {
 		return RunResult{}, err
 	}
 	return s.continueRun(ctx, st, answers, sink, threadID, runID)
 }
 
-// continueRun delivers checked answers and attaches the next segment.
+// continueRun delivers claimed answers and attaches the next segment.
 func (s *Store) continueRun(ctx context.Context, st *runState, answers map[*interrupt]answer, sink events.Sink, threadID, runID string) (RunResult, error) {
 	if threadID == "" {
 		threadID = st.req.ThreadID
@@ -52,16 +65,19 @@ func (s *Store) continueRun(ctx context.Context, st *runState, answers map[*inte
 	}
 	seg := st.attach(sink, threadID, runID, func() {
 		for in, a := range answers {
-			delete(st.open, in.ev.ID)
 			in.answer <- a
 		}
-		st.reg.SetInterrupts(st.openList())
 	})
 	return st.wait(ctx, seg)
 }
 
-// resumeAnswers checks resume entries and turns them into answers.
-func (s *Store) resumeAnswers(entries []ResumeEntry) (*runState, map[*interrupt]answer, error) {
+// resumeAnswers checks resume entries, turns them into answers and claims
+// them, in one step under the run's lock: the interrupts are no longer
+// open once it returns, so a second answer to them (a replay, or a
+// concurrent request) is refused, and exactly one request goes on with
+// the run. The entries must answer interrupts raised on the scope's
+// thread (or run), by the caller who started it.
+func (s *Store) resumeAnswers(entries []ResumeEntry, sc resumeScope) (*runState, map[*interrupt]answer, error) {
 	if len(entries) == 0 {
 		return nil, nil, fmt.Errorf("%w: no resume entries", ErrResume)
 	}
@@ -75,6 +91,16 @@ func (s *Store) resumeAnswers(entries []ResumeEntry) (*runState, map[*interrupt]
 			return nil, nil, fmt.Errorf("%w: the interrupts belong to different runs", ErrResume)
 		}
 		st = found
+	}
+	switch {
+	case sc.user != "" && st.req.Owner != sc.user:
+		return nil, nil, fmt.Errorf("%w: its interrupts can only be answered by the caller who started it", ErrNotYours)
+	case sc.runID != "" && st.req.RunID != sc.runID:
+		return nil, nil, fmt.Errorf("%w: the interrupts belong to run %q, not %q", ErrResume, st.req.RunID, sc.runID)
+	case sc.threadID != "" && st.req.ThreadID != sc.threadID:
+		return nil, nil, fmt.Errorf("%w: the interrupts were raised on another thread than %q: answer them on their own thread", ErrResume, sc.threadID)
+	case sc.chainID != "" && st.req.ChainID != sc.chainID:
+		return nil, nil, fmt.Errorf("%w: the interrupts belong to a run of another chain than %q", ErrResume, sc.chainID)
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -100,8 +126,14 @@ func (s *Store) resumeAnswers(entries []ResumeEntry) (*runState, map[*interrupt]
 		}
 	}
 	if len(missing) > 0 {
+		slices.Sort(missing)
 		return nil, nil, fmt.Errorf("%w: every open interrupt needs an answer; missing %s", ErrResume, strings.Join(missing, ", "))
 	}
+	// Claimed: from here on the answers are this request's to deliver.
+	for in := range answers {
+		delete(st.open, in.ev.ID)
+	}
+	st.reg.SetInterrupts(st.openList())
 	return st, answers, nil
 }
 

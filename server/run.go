@@ -47,6 +47,12 @@ type RunRequest struct {
 	// Sink receives the run's events, framed as one AG-UI run (nil for
 	// none): see Store.Run.
 	Sink events.Sink
+	// Owner is the verified identity of the caller who started the run
+	// (see package identity): empty when no verified identity is
+	// configured, and for the operator's token. A run with an owner is
+	// listed, cancelled and answered (its interrupts) only by that caller,
+	// or by the operator.
+	Owner string
 	// Interruptible says the caller can answer interrupts (AG-UI resume,
 	// POST /api/v1/runs/{id}/resume): a tool call that needs a person
 	// pauses the run instead of being refused.

@@ -76,7 +76,7 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 	// The run outlives the request that started it only by pausing:
 	// segment() cancels it when a client goes away mid-segment.
 	reg, rctx, err := s.runs.Start(context.WithoutCancel(ctx), runs.Info{RunID: req.RunID, ThreadID: req.ThreadID,
-		ChainID: req.ChainID, Source: req.Source}, st)
+		ChainID: req.ChainID, Source: req.Source, User: req.Owner}, st)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"time"
 )
 
@@ -64,6 +63,12 @@ type ApprovalRequest struct {
 	// Commands are the parsed commands of a bash call that matched the
 	// policy's commands (what the person approves, exactly).
 	Commands []string
+	// Redirects, Assignments and WorkDirs are, for a shell call, the rest
+	// of what the person approves (see ShellCall): every redirect and
+	// variable assignment of the call, and the directories it runs in.
+	Redirects   []string
+	Assignments []string
+	WorkDirs    []string
 	// ResponseSchema, when set, is a form the person fills: the answer
 	// becomes the call's result, and the tool does not run.
 	ResponseSchema json.RawMessage
@@ -110,18 +115,13 @@ func ApproverFrom(ctx context.Context) Approver {
 // result); args are the arguments to run it with.
 func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage) (res Result, newArgs json.RawMessage, done bool, err error) {
 	byName := r.Approval.Needs(c.Name)
-	commands := r.Approval.matchCommands(e, args, byName)
+	var shell ShellCall
 	if r.Approval != nil {
-		// Calls the tool itself says need a person whenever approvals are
-		// configured (bash: interpreters, when they are on).
-		if ar, ok := e.Tool.(ApprovalRequirer); ok {
-			for _, cmd := range ar.ApprovalRequired(args) {
-				if !slices.Contains(commands, cmd) {
-					commands = append(commands, cmd)
-				}
-			}
+		if m, ok := e.Tool.(CommandMatcher); ok {
+			shell = m.MatchCommands(args, CommandSelection{All: byName, Patterns: r.Approval.Commands})
 		}
 	}
+	commands := shell.Commands
 	if len(e.ResponseSchema) == 0 && !byName && len(commands) == 0 {
 		return Result{}, args, false, nil
 	}
@@ -130,6 +130,7 @@ func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.R
 		return Result{}, nil, false, Errorf(ErrApprovalDenied, "%s needs a person's approval, and nobody can give it to this run (it was not started by a client that answers approvals)", c.Name)
 	}
 	req := ApprovalRequest{RunID: r.Point.RunID, ToolCallID: c.ID, Tool: c.Name, ToolType: e.Type, Args: args, Commands: commands,
+		Redirects: shell.Redirects, Assignments: shell.Assignments, WorkDirs: shell.WorkDirs,
 		ResponseSchema: e.ResponseSchema, Timeout: r.Approval.Wait()}
 	d, err := a.Approve(ctx, req)
 	if err != nil {
@@ -159,42 +160,42 @@ func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.R
 	return Result{}, args, false, nil
 }
 
-// matchCommands returns the parsed commands of a bash call that the
-// policy's command patterns select, or all of them when the tool needs
-// approval anyway (all), in canonical form (nil for other tools).
-func (p *ApprovalPolicy) matchCommands(e *Entry, args json.RawMessage, all bool) []string {
-	if p == nil || (len(p.Commands) == 0 && !all) {
-		return nil
-	}
-	m, ok := e.Tool.(CommandMatcher)
-	if !ok {
-		return nil
-	}
-	var a struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(args, &a) != nil || a.Command == "" {
-		return nil
-	}
-	if all {
-		return m.MatchCommands(a.Command, nil)
-	}
-	return m.MatchCommands(a.Command, p.Commands)
+// CommandSelection says which commands of a shell call need a person:
+// every one (All: the tool needs approval by name), or those the policy's
+// command patterns select. Commands that run code the tool's policy
+// cannot read (bash with interpreters on) need one whenever approvals are
+// configured, whatever the selection.
+type CommandSelection struct {
+	All      bool
+	Patterns []string
 }
 
-// ApprovalRequirer is implemented by tools some of whose calls need a
-// person whenever the agent has approvals configured: bash, for commands
-// that run code its policy cannot read (interpreters) when its
-// interpreters setting lets them run. It returns those commands, in the
-// canonical form of CommandMatcher.
-type ApprovalRequirer interface {
-	ApprovalRequired(args json.RawMessage) []string
+// ShellCall is what approving a shell call covers, exactly: a person who
+// answers "always" approves these commands with these redirects and
+// variable assignments in these directories, and nothing else.
+type ShellCall struct {
+	// Commands are the selected commands in canonical form: their words
+	// after quote removal joined by single spaces, so that approving `git
+	// status` can never approve `git -c core.pager=... log`.
+	Commands []string
+	// Redirects are every redirect of the call as written (`> out.txt`,
+	// `2>&1`), those of nested scripts (`sh -c '...'`) included: a
+	// redirect anywhere can feed an approved command (`exec > file`, a
+	// function called with one).
+	Redirects []string
+	// Assignments are every variable assignment of the call as written
+	// (`GIT_SSH_COMMAND=...`, `export X=1`): they change what the
+	// approved commands do.
+	Assignments []string
+	// WorkDirs are the directories the commands may run in: the call's
+	// work_dir first ("." for the workspace, else relative to it), then
+	// where cd, pushd and env -C lead.
+	WorkDirs []string
 }
 
 // CommandMatcher is implemented by tools that run shell commands (bash):
-// it parses command and returns each simple command that matches one of
-// patterns (every one when patterns is nil), in a canonical form, so that
-// approving `git status` can never approve `git -c core.pager=... log`.
+// it parses the command of a call's arguments as the tool's policy does
+// and returns what approving the call covers.
 type CommandMatcher interface {
-	MatchCommands(command string, patterns []string) []string
+	MatchCommands(args json.RawMessage, sel CommandSelection) ShellCall
 }

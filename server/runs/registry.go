@@ -27,10 +27,13 @@ var ErrDuplicate = errors.New("a run with this id is already in progress")
 
 // Info describes a run in progress.
 type Info struct {
-	RunID     string    `json:"runId"`
-	ThreadID  string    `json:"threadId"`
-	ChainID   string    `json:"chainId"`
-	Source    string    `json:"source"`
+	RunID    string `json:"runId"`
+	ThreadID string `json:"threadId"`
+	ChainID  string `json:"chainId"`
+	Source   string `json:"source"`
+	// User is the verified identity that started the run, when the server
+	// verifies identities (empty otherwise, and for the operator).
+	User      string    `json:"user,omitempty"`
 	StartedAt time.Time `json:"startedAt"`
 	// Step is the current LLM turn of the run's agent (0 before the first).
 	Step int `json:"step"`

@@ -31,44 +31,7 @@ const maxWorkDirs = 64
 // false when a cd goes somewhere the policy cannot know.
 func (s *session) workDirs() ([]string, bool) {
 	home := os.Getenv("HOME")
-	var targets []string
-	known := true
-	for _, c := range s.commands {
-		switch c.base {
-		case "cd", "pushd", "chdir":
-			var operands []word
-			for _, w := range c.args {
-				if !(w.exact() && (w.text == "-P" || w.text == "-L" || w.text == "-e" || w.text == "-@" || w.text == "--" || w.text == "-n")) {
-					operands = append(operands, w)
-				}
-			}
-			switch {
-			case len(operands) == 0:
-				targets = append(targets, home)
-			case !operands[0].exact():
-				known = false
-			case operands[0].text == "-" || strings.HasPrefix(operands[0].text, "+") || strings.HasPrefix(operands[0].text, "-"):
-				// Back to, or rotated to, a directory already counted.
-			default:
-				targets = append(targets, operands[0].text)
-			}
-		case "env":
-			for i, w := range c.args {
-				switch {
-				case w.exact() && (w.text == "-C" || w.text == "--chdir") && i+1 < len(c.args):
-					if v := c.args[i+1]; v.exact() {
-						targets = append(targets, v.text)
-					} else {
-						known = false
-					}
-				case w.exact() && strings.HasPrefix(w.text, "--chdir="):
-					targets = append(targets, strings.TrimPrefix(w.text, "--chdir="))
-				case w.exact() && strings.HasPrefix(w.text, "-C") && len(w.text) > 2:
-					targets = append(targets, w.text[2:])
-				}
-			}
-		}
-	}
+	targets, known := s.cdTargets(home)
 	if s.cdpathSet {
 		known = false
 	}
@@ -291,4 +254,49 @@ func realPath(abs string) string {
 		}
 		rest = filepath.Join(filepath.Base(cur), rest)
 	}
+}
+
+// cdTargets returns the directories the script's cd, pushd, chdir and env
+// -C name, as written (home for a cd alone), and false when one is not
+// literal.
+func (s *session) cdTargets(home string) ([]string, bool) {
+	var targets []string
+	known := true
+	for _, c := range s.commands {
+		switch c.base {
+		case "cd", "pushd", "chdir":
+			var operands []word
+			for _, w := range c.args {
+				if !(w.exact() && (w.text == "-P" || w.text == "-L" || w.text == "-e" || w.text == "-@" || w.text == "--" || w.text == "-n")) {
+					operands = append(operands, w)
+				}
+			}
+			switch {
+			case len(operands) == 0:
+				targets = append(targets, home)
+			case !operands[0].exact():
+				known = false
+			case operands[0].text == "-" || strings.HasPrefix(operands[0].text, "+") || strings.HasPrefix(operands[0].text, "-"):
+				// Back to, or rotated to, a directory already counted.
+			default:
+				targets = append(targets, operands[0].text)
+			}
+		case "env":
+			for i, w := range c.args {
+				switch {
+				case w.exact() && (w.text == "-C" || w.text == "--chdir") && i+1 < len(c.args):
+					if v := c.args[i+1]; v.exact() {
+						targets = append(targets, v.text)
+					} else {
+						known = false
+					}
+				case w.exact() && strings.HasPrefix(w.text, "--chdir="):
+					targets = append(targets, strings.TrimPrefix(w.text, "--chdir="))
+				case w.exact() && strings.HasPrefix(w.text, "-C") && len(w.text) > 2:
+					targets = append(targets, w.text[2:])
+				}
+			}
+		}
+	}
+	return targets, known
 }
