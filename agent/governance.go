@@ -51,11 +51,17 @@ func (l *Limits) fill() {
 	}
 }
 
+// MetaThreadGenerated is the message metadata key a server sets ("true")
+// when it made the run's threadId up because the caller gave none: such a
+// thread is not the caller's session.
+const MetaThreadGenerated = "threadGenerated"
+
 // sessionKeyOf is the key of the run's per-session limits: the thread the
-// caller gave, else the user, else the run itself.
+// caller gave (not one a server made up), else the user, else the run
+// itself.
 func sessionKeyOf(in *Input) string {
 	switch {
-	case in.ThreadID != "":
+	case in.ThreadID != "" && in.Point.Metadata[MetaThreadGenerated] != "true":
 		return in.ThreadID
 	case in.Point.UserID != "":
 		return in.Point.UserID

@@ -55,6 +55,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no chain "+quote(id)+" is deployed")
 		return
 	}
+	newThread := in.ThreadID == ""
 	in.ThreadID = cmpOrID(in.ThreadID, "thread-")
 	in.RunID = cmpOrID(in.RunID, "run-")
 	p := identity.From(r.Context())
@@ -113,7 +114,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 		sink = &warnFirst{out: sink, warning: warning}
 	}
 	_, err := a.s.Run(r.Context(), RunRequest{ChainID: id, Input: `{"messages":` + string(in.Messages) + `}`, Metadata: md,
-		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true, Owner: p.User})
+		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true, Owner: p.User, NewThread: newThread})
 	if err != nil && !errors.As(err, new(*RunFailure)) {
 		// The run never started (a run id taken in between): say so in
 		// the stream the client is reading.

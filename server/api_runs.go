@@ -82,7 +82,7 @@ func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := RunRequest{ChainID: id, Input: input, Metadata: md, ThreadID: body.ThreadID,
-		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true, Owner: p.User}
+		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true, Owner: p.User, NewThread: body.ThreadID == ""}
 	req.RunID = cmpOrID(req.RunID, "run-")
 	req.ThreadID = cmpOrID(req.ThreadID, "thread-")
 	if _, busy := a.s.runs.Get(req.RunID); busy {

@@ -20,6 +20,8 @@ import (
 
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
+
+	"github.com/ruleagent/ruleagent/agent"
 )
 
 // ruleGoTestdata is RuleGo v0.37.0's own test chains, in the module cache.
@@ -58,7 +60,7 @@ type end struct {
 func normalise(rel, data string, md map[string]string) end {
 	m := map[string]string{}
 	for k, v := range md {
-		if k != "runId" && k != "threadId" {
+		if k != "runId" && k != "threadId" && k != agent.MetaThreadGenerated {
 			m[k] = volatile.ReplaceAllString(v, "#")
 		}
 	}

@@ -432,3 +432,35 @@ func TestGovernanceApprovalIsAudited(t *testing.T) {
 		t.Fatalf("remembered approval %+v", last.Approval)
 	}
 }
+
+// A run without a threadId is not a session of its own when it names a
+// user: the hourly limit falls back to the user, as documented (the
+// thread id the server makes up for the answer does not count), on the
+// run route and the OpenAI route alike; and a caller cannot claim its
+// thread id was made up to escape its thread's count.
+func TestGovernanceHourlyLimitWithoutThread(t *testing.T) {
+	reader := govAgent("reader", "You are reader.", map[string]any{"tools": []any{govRead}, "limits": map[string]any{"toolCallsPerHour": 2}})
+	e := newGovEnv(t, echoResults(llmtest.Call("read", `{"path":"notes.txt"}`)), "", map[string]string{"reader": reader})
+	limited := func(data string) bool {
+		return strings.Contains(data, "limits.toolCallsPerHour") && !strings.Contains(data, "the notes")
+	}
+	for i := range 2 {
+		if ans := e.run("reader", "read the notes", "", map[string]any{"userId": "bob"}); limited(ans.Data) {
+			t.Fatalf("run %d: %+v", i, ans)
+		}
+	}
+	if ans := e.run("reader", "read the notes", "", map[string]any{"userId": "bob"}); !limited(ans.Data) {
+		t.Fatalf("third call of bob's session, no thread: %+v", ans)
+	}
+	status, body := e.post("/v1/chat/completions", map[string]any{"model": "reader", "user": "bob", "tool_activity": false,
+		"messages": []any{map[string]any{"role": "user", "content": "read the notes"}}})
+	if status != http.StatusOK || !limited(string(body)) {
+		t.Fatalf("bob over the OpenAI route: %d %s", status, body)
+	}
+	for range 2 {
+		e.run("reader", "read the notes", "t-c", map[string]any{"userId": "carol"})
+	}
+	if ans := e.run("reader", "read the notes", "t-c", map[string]any{"userId": "carol", "threadGenerated": "true"}); !limited(ans.Data) {
+		t.Fatalf("a caller escaped its thread's count: %+v", ans)
+	}
+}

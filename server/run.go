@@ -53,6 +53,9 @@ type RunRequest struct {
 	// listed, cancelled and answered (its interrupts) only by that caller,
 	// or by the operator.
 	Owner string
+	// NewThread says the server made ThreadID up: the caller gave none.
+	// The run's per-session limits then fall back to the user.
+	NewThread bool
 	// Interruptible says the caller can answer interrupts (AG-UI resume,
 	// POST /api/v1/runs/{id}/resume): a tool call that needs a person
 	// pauses the run instead of being refused.
@@ -121,7 +124,7 @@ func (s *Store) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 		req.RunID = agent.NewID("run-")
 	}
 	if req.ThreadID == "" {
-		req.ThreadID = agent.NewID("thread-")
+		req.ThreadID, req.NewThread = agent.NewID("thread-"), true
 	}
 	res := RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
 	e, ok := s.Engine(req.ChainID)
@@ -154,10 +157,17 @@ func (e *RunFailure) Unwrap() error { return e.Err }
 func (s *Store) newMessage(req RunRequest) types.RuleMsg {
 	meta := types.NewMetadata()
 	for k, v := range req.Metadata {
-		meta.PutValue(k, v)
+		// Only the server says whether it made the thread up: a caller
+		// saying so would escape its thread's limits.
+		if k != agent.MetaThreadGenerated {
+			meta.PutValue(k, v)
+		}
 	}
 	meta.PutValue("runId", req.RunID)
 	meta.PutValue("threadId", req.ThreadID)
+	if req.NewThread {
+		meta.PutValue(agent.MetaThreadGenerated, "true")
+	}
 	if req.Caller != nil && len(req.Caller.State) > 0 && string(req.Caller.State) != "null" {
 		meta.PutValue("state", string(req.Caller.State))
 	}
