@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/sse"
+	"github.com/ruleagent/ruleagent/sessions"
 )
 
 // Options configure the HTTP server.
@@ -38,6 +40,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Health adds fields to /healthz (for example the sandbox state).
 	Health func() map[string]any
+	// Identity, when set, verifies who each caller is (per-user API keys,
+	// JWTs, a trusted proxy's header): see identify. A request with Token
+	// is the operator's.
+	Identity *identity.Verifier
+	// Keys, when set, is where API keys are kept: the operator manages
+	// them over /api/v1/keys (ruleagent keys --server).
+	Keys sessions.KeyStore
 }
 
 // DefaultMaxBody is the default request body limit: a chain, or a long
@@ -63,10 +72,12 @@ func Handler(o Options) http.Handler {
 	for pattern, h := range o.routes() {
 		mux.Handle(pattern, h)
 	}
-	return o.logRequests(o.cors(o.auth(o.limitBody(mux))))
+	return o.logRequests(o.cors(o.auth(o.identify(o.limitBody(mux)))))
 }
 
-// auth enforces the bearer token, when one is set.
+// auth enforces the bearer token, when one is set: a request with it is
+// the operator's. Without it, a server that verifies identities lets
+// identify decide.
 func (o Options) auth(next http.Handler) http.Handler {
 	if o.Token == "" {
 		return next
@@ -82,6 +93,10 @@ func (o Options) auth(next http.Handler) http.Handler {
 		if !ok && r.URL.Path == "/api/v1/ws" {
 			ok = subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), wantQuery) == 1
 		}
+		if !ok && o.Identity != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ruleagent"`)
 			if isOpenAIPath(r.URL.Path) {
@@ -91,7 +106,7 @@ func (o Options) auth(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(identity.With(r.Context(), identity.Principal{Method: identity.MethodToken})))
 	})
 }
 

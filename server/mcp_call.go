@@ -10,6 +10,7 @@ import (
 
 	"github.com/rulego/rulego/api/types"
 
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
@@ -33,7 +34,7 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 		if !call.Modern {
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: "requestState is only used from protocol version 2026-07-28 on"}}
 		}
-		r, err := c.waiting.resume(call.State, id)
+		r, err := c.waiting.resume(call.State, id, identity.From(ctx))
 		if err != nil {
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
 		}

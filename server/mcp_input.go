@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
@@ -72,9 +73,10 @@ func (w *waitingRuns) hold(r *chainRun) (string, error) {
 
 // resume finds the run a requestState names, for a retry of a call to
 // chain: the state must be intact, name this chain, and name the run's
-// latest round, and no other request may be waiting on the run. The run is
-// then attached to the caller, and its expiry stopped.
-func (w *waitingRuns) resume(state, chain string) (*chainRun, error) {
+// latest round, no other request may be waiting on the run, and the caller
+// must be the one who started it (see identity.MayAct). The run is then
+// attached to the caller, and its expiry stopped.
+func (w *waitingRuns) resume(state, chain string, p identity.Principal) (*chainRun, error) {
 	id, stateChain, round, err := w.verify(state)
 	if err != nil {
 		return nil, err
@@ -91,6 +93,8 @@ func (w *waitingRuns) resume(state, chain string) (*chainRun, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
+	case !identity.MayAct(p, r.owner):
+		return nil, fmt.Errorf("%w: this requestState belongs to another caller's call", ErrNotYours)
 	case r.attached:
 		return nil, errors.New("another request is already answering this requestState")
 	case round != r.round:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/ask"
 )
@@ -24,6 +25,9 @@ import (
 type chainRun struct {
 	id    string // random; names the run in requestState
 	chain string
+	// owner is the verified user who started the run (see
+	// RunRequest.Owner): only they (or the operator) may answer it.
+	owner string
 	ctx   context.Context
 	// cancel stops the run, with the reason its error reports.
 	cancel   context.CancelCauseFunc
@@ -73,7 +77,14 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCa
 	if err != nil {
 		return nil, err
 	}
-	r := &chainRun{id: runID, chain: id, done: make(chan struct{}), wake: make(chan struct{}, 1),
+	md := map[string]string{"source": "mcp"}
+	// MCP has no field naming a user: a run started over MCP is the
+	// verified caller's (none where nobody is verified).
+	p := identity.From(ctx)
+	if p.Verified() {
+		md["userId"] = p.User
+	}
+	r := &chainRun{id: runID, chain: id, owner: p.User, done: make(chan struct{}), wake: make(chan struct{}, 1),
 		progress: newProgressSink(c.opts.TextProgressInterval)}
 	if !call.Modern {
 		r.legacy = &legacyAsker{peer: call.Peer, canElicit: call.CanElicit}
@@ -92,7 +103,7 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCa
 	// Attached before the run starts, so that its first events are sent.
 	r.progress.attach(call.Peer, call.Progress)
 	go func() {
-		res, err := c.store.RunChain(runCtx, id, input, map[string]string{"source": "mcp"}, r.progress)
+		res, err := c.store.RunChain(runCtx, id, input, md, r.progress)
 		if err != nil && r.ctx.Err() != nil {
 			err = context.Cause(r.ctx)
 		}

@@ -43,6 +43,9 @@ func (o Options) routes() map[string]http.Handler {
 	add("GET /v1/models", oai.models)
 	add("GET /v1/models/{model}", oai.model)
 	sessionsAPI{s: s}.register(add)
+	if o.Keys != nil {
+		keysAPI{keys: o.Keys}.register(add)
+	}
 	routes["GET /api/v1/ws"] = s.live.Handler(func(origin string) bool { return o.originAllowed(origin) })
 	return routes
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/identity"
 )
 
 // ErrNoChain reports a chain id with nothing deployed.
@@ -210,6 +211,6 @@ type Result struct {
 // when given, name the run.
 func (s *Store) RunChain(ctx context.Context, id string, input string, md map[string]string, sink events.Sink) (Result, error) {
 	res, err := s.Run(ctx, RunRequest{ChainID: id, Input: input, Metadata: md, ThreadID: md["threadId"],
-		RunID: md["runId"], Source: md["source"], Sink: sink})
+		RunID: md["runId"], Source: md["source"], Sink: sink, Owner: identity.From(ctx).User})
 	return Result{Msg: res.Msg, Relation: res.Relation}, err
 }

@@ -10,9 +10,10 @@ import (
 // process. Records are kept encoded, as the other stores keep them, so
 // that no caller shares a record with the store.
 type Memory struct {
-	locks localLocks
-	now   func() time.Time
-	sweep sweeper
+	locks   localLocks
+	now     func() time.Time
+	sweep   sweeper
+	apiKeys memKeys
 
 	mu     sync.Mutex
 	recs   map[string]memEntry

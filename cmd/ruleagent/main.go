@@ -7,6 +7,7 @@
 //	ruleagent tools [--json]
 //	ruleagent tools call NAME --config JSON --args JSON
 //	ruleagent sessions list|show|export|delete|model [ID] [--server URL | --data DIR]
+//	ruleagent keys create|list|revoke [--user U] [ID] [--server URL | --data DIR]
 //	ruleagent version
 package main
 
@@ -60,6 +61,7 @@ func commands() []command {
 		{"mcp", "serve the chains as MCP tools over stdio (for desktop clients)", runMCP},
 		{"tools", "list tool types and built-in tools, or call one", runTools},
 		{"sessions", "list, show, export and delete agents' sessions, or switch a session's model", runSessions},
+		{"keys", "create, list and revoke per-user API keys (serve --auth keys)", runKeys},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -37,6 +37,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	policyF := fs.String("policy", os.Getenv("RULEAGENT_POLICY"), "server-wide tool policy, binding every agent: a JSON object such as '{\"deny\":[\"group:runtime\"]}' or the path of a JSON file (RULEAGENT_POLICY)")
 	readOnly := fs.Bool("read-only", false, "run the chains but refuse to change them over the API and MCP (PUT, DELETE, save_rule_chain): only the watched chains folder changes them")
 	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
+	var idF identityFlags
+	idF.register(fs)
 	var globalsF globalFlag
 	var corsF, epTypes, epBind listFlag
 	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
@@ -49,8 +51,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 		return usagef("%v", err)
 	}
-	if !server.IsLoopback(*addr) && *token == "" {
-		return usagef("--addr %s is not loopback-only: set --token (or RULEAGENT_TOKEN) so the API is not open to the network", *addr)
+	if !server.IsLoopback(*addr) && *token == "" && idF.auth == "" {
+		return usagef("--addr %s is not loopback-only: set --token (or RULEAGENT_TOKEN), or --auth, so the API is not open to the network", *addr)
 	}
 	logger, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -69,6 +71,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("--session-store: %w", err)
 	}
 	defer sess.Close()
+	verifier, err := idF.verifier(sess)
+	if err != nil {
+		return err
+	}
 	gov, closeAudit, err := governance(*policyF, *auditF, *data, logger)
 	if err != nil {
 		return err
@@ -93,13 +99,17 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, MaxBodyBytes: *maxBody,
 		Health:           func() map[string]any { return map[string]any{"sandbox": sandbox.Describe()} },
-		HideToolActivity: *hideActivity, Logger: logger}
+		HideToolActivity: *hideActivity, Logger: logger, Identity: verifier}
+	if ks, ok := sess.(sessions.KeyStore); ok {
+		opts.Keys = ks
+	}
 	srv := &http.Server{Handler: server.Handler(opts), ReadHeaderTimeout: 10 * time.Second}
 	// MCP clients keep an event stream open; end their sessions so that
 	// Shutdown does not wait for them.
 	srv.RegisterOnShutdown(store.CloseMCPSessions)
 	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "")
 	governanceBanner(stdout, gov, *policyF)
+	identityBanner(stdout, verifier, &idF)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
