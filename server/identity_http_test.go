@@ -239,3 +239,51 @@ func TestKeysAPI(t *testing.T) {
 		t.Fatalf("revoking twice: %d", code)
 	}
 }
+
+// Sessions belong to their caller too: a verified caller lists, reads,
+// exports, switches and deletes only the sessions of its own user id.
+func TestSessionsBelongToTheirCaller(t *testing.T) {
+	st := sessions.NewMemory()
+	e := newSessionEnv(t, st, map[string]string{"memo": memoChain("memo", map[string]any{"scope": "user"})})
+	v, err := identity.New(identity.Config{Methods: []string{identity.MethodKey}, Keys: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.opts = Options{Store: e.store, Token: opToken, Identity: v, Keys: st}
+	e.base = serveLoopback(t, Handler(e.opts))
+	keys := map[string]string{}
+	for _, u := range []string{"alice", "bob"} {
+		key, rec, err := identity.NewKey(u, "", time.Now())
+		if err != nil || st.PutKey(t.Context(), rec) != nil {
+			t.Fatal(err)
+		}
+		keys[u] = key
+		if code, _, _ := e.do("POST", "/api/v1/chains/memo/run", map[string]any{"input": "hi"}, "Authorization", "Bearer "+key); code != 200 {
+			t.Fatalf("%s's run: %d", u, code)
+		}
+	}
+	as := func(who, method, path string) (int, string) {
+		code, b, _ := e.do(method, path, nil, "Authorization", "Bearer "+keys[who])
+		return code, string(b)
+	}
+	if code, list := as("alice", "GET", "/api/v1/sessions"); code != 200 || !strings.Contains(list, "memo:user:alice") || strings.Contains(list, "bob") {
+		t.Fatalf("alice's list: %d %s", code, list)
+	}
+	if code, _ := as("alice", "GET", "/api/v1/sessions?user=bob"); code != 403 {
+		t.Fatalf("alice listing bob's: %d", code)
+	}
+	for _, req := range [][2]string{{"GET", "/api/v1/sessions/memo:user:bob"}, {"GET", "/api/v1/sessions/memo:user:bob/export"}, {"DELETE", "/api/v1/sessions/memo:user:bob"}} {
+		if code, body := as("alice", req[0], req[1]); code != 403 {
+			t.Fatalf("alice: %s %s: %d %s", req[0], req[1], code, body)
+		}
+	}
+	if code, body, _ := e.do("PUT", "/api/v1/sessions/memo:user:bob/model", map[string]any{"model": "default"}, "Authorization", "Bearer "+keys["alice"]); code != 403 {
+		t.Fatalf("alice switching bob's model: %d %s", code, body)
+	}
+	if code, body := as("alice", "GET", "/api/v1/sessions/memo:user:alice"); code != 200 || !strings.Contains(body, "Noted: hi") {
+		t.Fatalf("alice reading hers: %d %s", code, body)
+	}
+	if code, list, _ := e.do("GET", "/api/v1/sessions", nil); code != 200 || !strings.Contains(string(list), "memo:user:bob") || !strings.Contains(string(list), "memo:user:alice") {
+		t.Fatalf("the operator's list: %d %s", code, list)
+	}
+}

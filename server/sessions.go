@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/sessions"
 )
 
@@ -44,6 +45,14 @@ func (a sessionsAPI) list(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	f := sessions.Filter{Agent: q.Get("agent"), UserID: q.Get("user"), ThreadID: q.Get("thread")}
+	// A verified caller lists its own sessions only.
+	if p := identity.From(r.Context()); p.Verified() {
+		if f.UserID != "" && f.UserID != p.User {
+			writeError(w, http.StatusForbidden, ErrNotYours.Error()+": a caller lists only its own sessions")
+			return
+		}
+		f.UserID = p.User
+	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 0 {
@@ -70,6 +79,9 @@ func (a sessionsAPI) read(w http.ResponseWriter, r *http.Request) (*sessions.Rec
 		return nil, false
 	}
 	id := r.PathValue("id")
+	if !mayTouchSession(w, r, id) {
+		return nil, false
+	}
 	rec, err := st.Get(r.Context(), id)
 	if err != nil {
 		sessionError(w, id, err)
@@ -112,6 +124,9 @@ func (a sessionsAPI) del(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
+	if !mayTouchSession(w, r, id) {
+		return
+	}
 	if err := sessions.Remove(r.Context(), st, id); err != nil {
 		sessionError(w, id, err)
 		return
@@ -139,6 +154,9 @@ func (a sessionsAPI) setModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
+	if !mayTouchSession(w, r, id) {
+		return
+	}
 	key, err := sessions.ParseID(id)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -170,6 +188,22 @@ func (s *Store) deployedDSLs() [][]byte {
 		}
 	}
 	return out
+}
+
+// mayTouchSession reports whether the caller may read or change session
+// id, answering 403 when not: a verified caller only its own sessions (a
+// user or user_thread scope with its user id), the operator and unverified
+// callers every one.
+func mayTouchSession(w http.ResponseWriter, r *http.Request, id string) bool {
+	p := identity.From(r.Context())
+	if !p.Verified() {
+		return true
+	}
+	if k, err := sessions.ParseID(id); err == nil && k.User == p.User {
+		return true
+	}
+	writeError(w, http.StatusForbidden, ErrNotYours.Error()+": session "+quote(id)+" is not the caller's")
+	return false
 }
 
 // sessionError answers a session store error.
