@@ -194,6 +194,8 @@ try {
     const read = page.locator('[data-tool-call="read"]');
     await read.waitFor();
     assert.match(await read.locator('summary').textContent(), /builtin/);
+    // The status is an SVG icon: a symbol glyph would need an emoji font.
+    await read.locator('summary svg[role="img"][aria-label="done"]').waitFor();
     assert.match(await read.textContent(), /notes\.txt/);
     assert.match(await read.textContent(), /remember the milk/);
     const helper = page.locator('[data-tool-call="Helper"]');

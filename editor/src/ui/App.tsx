@@ -20,6 +20,7 @@ import { NodePanel } from './NodePanel';
 import { Palette } from './Palette';
 import { newThread, RunPanel, type Thread } from './RunPanel';
 import { Shortcuts, SHORTCUTS } from './Shortcuts';
+import { Icon } from './Icon';
 
 const EMPTY_SEL: Selection = { nodes: new Set(), edges: new Set() };
 
@@ -223,8 +224,8 @@ function Editor() {
           <span className="doc-title">
             {chainOf(doc).name || id} <code>{id}</code>
             {dirty && (
-              <span className="dirty" title="Unsaved changes" aria-label="Unsaved changes">
-                ●
+              <span className="dirty" title="Unsaved changes">
+                <Icon name="dot" label="Unsaved changes" size={10} />
               </span>
             )}
           </span>
@@ -248,7 +249,7 @@ function Editor() {
         <div className={`status${status.error ? ' error' : ''}`} role={status.error ? 'alert' : 'status'}>
           {status.text}
           <button type="button" aria-label="Dismiss" onClick={() => setStatus(null)}>
-            ✕
+            <Icon name="close" />
           </button>
         </div>
       )}

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { ChainInfo } from '../types';
+import { Icon } from './Icon';
 
 interface Props {
   chains: ChainInfo[];
@@ -71,26 +72,18 @@ export function ChainList(p: Props) {
             </button>
             <span className="chain-actions">
               <button type="button" aria-label={`Rename ${c.id}`} title="Rename" onClick={() => p.onRename(c.id)}>
-                <Icon d="M3 17.2V21h3.8l11-11-3.8-3.8-11 11zM20.7 7a1 1 0 0 0 0-1.4l-2.3-2.3a1 1 0 0 0-1.4 0l-1.8 1.8 3.8 3.8L20.7 7z" />
+                <Icon name="edit" />
               </button>
               <button type="button" aria-label={`Duplicate ${c.id}`} title="Duplicate" onClick={() => p.onDuplicate(c.id)}>
-                <Icon d="M16 1H4a2 2 0 0 0-2 2v14h2V3h12V1zm3 4H8a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h11a2 2 0 0 0 2-2V7a2 2 0 0 0-2-2zm0 16H8V7h11v14z" />
+                <Icon name="copy" />
               </button>
               <button type="button" aria-label={`Delete ${c.id}`} title="Delete" onClick={() => p.onDelete(c.id)}>
-                <Icon d="M6 19a2 2 0 0 0 2 2h8a2 2 0 0 0 2-2V7H6v12zM19 4h-3.5l-1-1h-5l-1 1H5v2h14V4z" />
+                <Icon name="delete" />
               </button>
             </span>
           </li>
         ))}
       </ul>
     </section>
-  );
-}
-
-function Icon({ d }: { d: string }) {
-  return (
-    <svg width="14" height="14" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
-      <path d={d} fill="currentColor" />
-    </svg>
   );
 }

@@ -7,6 +7,7 @@ import { setKeys } from '../tools';
 import type { BuiltinInfo, ChainInfo, ComponentForm, Json, JsonObject, RuleNode } from '../types';
 import { AgentPanel } from './AgentPanel';
 import { FieldInput } from './FieldInput';
+import { Icon } from './Icon';
 
 interface Props {
   doc: Doc;
@@ -101,7 +102,7 @@ export function NodePanel(p: Props) {
               </select>
               <span> → {nameOf(e.to)}</span>
               <button type="button" aria-label={`Remove the ${e.type} connection to ${nameOf(e.to)}`} onClick={() => p.onEdgeRemove(e.key)}>
-                ✕
+                <Icon name="close" />
               </button>
             </li>
           ))}

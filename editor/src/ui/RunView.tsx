@@ -1,3 +1,4 @@
+import { Icon } from './Icon';
 import type { Item, RunState, RunView as Run, ToolCallView } from '../agui';
 
 // One run's messages, reasoning and tool calls; a tool call that started a
@@ -44,8 +45,8 @@ function ToolCard({ state, call }: { state: RunState; call: ToolCallView }) {
   return (
     <details className={`tool-call ${status}`} open={call.subRuns.length > 0 || status === 'running'} data-tool-call={call.name}>
       <summary>
-        <span className="status" aria-label={status}>
-          {status === 'running' ? '⏳' : status === 'error' ? '⚠' : '✓'}
+        <span className="status">
+          <Icon name={status === 'running' ? 'running' : status === 'error' ? 'warning' : 'check'} label={status} />
         </span>
         <code className="name">{call.name}</code>
         {call.toolType && <span className={`badge type-${call.toolType}`}>{call.toolType}</span>}

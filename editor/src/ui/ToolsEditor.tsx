@@ -22,6 +22,7 @@ import {
 import type { BuiltinInfo, ChainInfo, Json, JsonObject } from '../types';
 import type { DiscoveredTool } from '../types';
 import { FieldInput } from './FieldInput';
+import { Icon } from './Icon';
 
 interface Props {
   tools: ToolEntry[];
@@ -99,13 +100,13 @@ function ToolCard({ index, count, entry, builtins, chains, problems, onChange, o
         <span className="tool-title">{title}</span>
         <span className="spacer" />
         <button type="button" aria-label={`Move tool ${index + 1} up`} disabled={index === 0} onClick={() => onMove(-1)}>
-          ↑
+          <Icon name="up" />
         </button>
         <button type="button" aria-label={`Move tool ${index + 1} down`} disabled={index === count - 1} onClick={() => onMove(1)}>
-          ↓
+          <Icon name="down" />
         </button>
         <button type="button" aria-label={`Remove tool ${index + 1}`} onClick={onRemove}>
-          ✕
+          <Icon name="close" />
         </button>
       </div>
       {general && <p className="msg">{general}</p>}
