@@ -80,6 +80,16 @@ try {
     await page.getByTestId('node-panel').waitFor();
     await page.locator('[data-field="systemPrompt"]').fill('You are the demo agent. Greet ${metadata.user}.');
     assert.equal(await page.locator('.prompt-back mark.var').textContent(), '${metadata.user}');
+    // A field left alone shows its default and writes nothing; focusing
+    // one offers its default to edit, still without writing it.
+    const model = page.locator('[data-field="configuration.model"]');
+    assert.equal(await model.inputValue(), '');
+    await model.focus();
+    assert.equal(await model.inputValue(), '${global.model}');
+    await model.blur();
+    assert.equal(await model.inputValue(), '');
+    // A value the person sets stays, even when it equals the default.
+    await page.locator('[data-field="configuration.maxStep"]').fill('25');
   });
 
   await check('adds a builtin tool and a sub-agent tool in the tools editor', async () => {
@@ -155,10 +165,14 @@ try {
     const saved = JSON.parse(readFileSync(join(CHAINS_DIR, 'demo.json'), 'utf8'));
     assert.equal(saved.ruleChain.id, 'demo');
     assert.deepEqual(saved.metadata.nodes.map((n) => [n.id, n.type]), [['agent1', 'ai/agent'], ['end1', 'end']]);
-    const cfg = saved.metadata.nodes[0].configuration;
-    assert.equal(cfg.systemPrompt, 'You are the demo agent. Greet ${metadata.user}.');
-    assert.equal(cfg.model, '${global.model}');
-    assert.deepEqual(cfg.tools, [{ type: 'builtin', name: 'read' }, { type: 'agent', targetId: 'helper', name: 'Helper', description: 'Says hi.' }]);
+    // The file holds what was set here, and none of the ~20 defaults the
+    // forms show.
+    assert.deepEqual(saved.metadata.nodes[0].configuration, {
+      systemPrompt: 'You are the demo agent. Greet ${metadata.user}.',
+      maxStep: 25,
+      tools: [{ type: 'builtin', name: 'read' }, { type: 'agent', targetId: 'helper', name: 'Helper', description: 'Says hi.' }],
+    });
+    assert.deepEqual(saved.metadata.nodes[1].configuration, {});
     assert.deepEqual(saved.metadata.connections, [{ fromId: 'agent1', toId: 'end1', type: 'Success' }]);
     assert.equal(typeof saved.metadata.nodes[1].additionalInfo.layoutX, 'number');
     await page.keyboard.press('f');
@@ -219,7 +233,11 @@ try {
   });
 
   await check('a call that needs approval pauses the run; the person approves it in the run panel', async () => {
+    await page.getByRole('status').filter({ hasText: 'Deployed demo' }).waitFor();
     await page.locator('[data-chain="guarded"] .chain-open').click();
+    await page.locator('.doc-title', { hasText: 'guarded' }).waitFor();
+    // The status line was about demo: it goes when another chain opens.
+    assert.equal(await page.locator('.status').count(), 0, 'the status line outlived the chain switch');
     await page.getByRole('tab', { name: 'Run' }).click();
     await page.getByLabel('Message').fill('please read my notes');
     await page.getByLabel('Message').press('Enter');

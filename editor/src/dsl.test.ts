@@ -81,10 +81,10 @@ describe('edits', () => {
   const base = importChain({ ruleChain: { id: 'x', name: 'X' }, metadata: { nodes: [], connections: [] } });
 
   it('adds, connects, renames, copies, pastes and removes', () => {
-    let [doc, agent] = edit.addNode(base, 'ai/agent', 'Agent', { maxStep: 3 }, { x: 0, y: 0 });
+    let [doc, agent] = edit.addNode(base, 'ai/agent', 'Agent', { x: 0, y: 0 });
     expect(doc.firstKey).toBe(agent);
     let end: string;
-    [doc, end] = edit.addNode(doc, 'end', 'end', {}, { x: 300, y: 0 });
+    [doc, end] = edit.addNode(doc, 'end', 'end', { x: 300, y: 0 });
     doc = edit.connect(doc, agent, end, 'Success');
     expect(edit.connect(doc, agent, end, 'Success')).toBe(doc);
     // Renaming a node id keeps its connections.
@@ -107,7 +107,7 @@ describe('edits', () => {
 
   it('undoes and redoes, merging edits of one field', () => {
     let h = H.start(base);
-    const [a] = edit.addNode(base, 'log', 'log', {}, { x: 0, y: 0 });
+    const [a] = edit.addNode(base, 'log', 'log', { x: 0, y: 0 });
     h = H.push(h, a);
     const key = a.nodes[0].key;
     for (const name of ['l', 'lo', 'log!']) h = H.push(h, edit.updateNode(h.present, key, (n) => ({ ...n, name })), 'name');

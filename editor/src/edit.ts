@@ -3,12 +3,15 @@
 
 import type { Doc, DocEdge, DocNode } from './dsl';
 import { newEdgeKey, newKey, newNodeId } from './dsl';
-import type { JsonObject, RuleNode } from './types';
+import type { RuleNode } from './types';
 
-export function addNode(doc: Doc, type: string, name: string, configuration: JsonObject, at: { x: number; y: number }): [Doc, string] {
+// addNode adds a node of the given type. Its configuration starts empty:
+// RuleGo gives an absent key its component's default, so the chain holds
+// only what the person sets (the forms show the defaults).
+export function addNode(doc: Doc, type: string, name: string, at: { x: number; y: number }): [Doc, string] {
   const id = newNodeId(doc, type);
   const key = newKey(doc, id);
-  const node: RuleNode = { id, type, name, configuration };
+  const node: RuleNode = { id, type, name, configuration: {} };
   const next: Doc = { ...doc, nodes: [...doc.nodes, { key, node, x: at.x, y: at.y }] };
   if (!doc.nodes.length) next.firstKey = key;
   return [next, key];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import components from './testdata/components.json';
-import { defaultsOf, fieldsOfForm, fieldsOfSchema, fromText, toText, validateConfig, validateValue } from './forms';
+import { fieldsOfForm, fieldsOfSchema, fromText, toText, validateConfig, validateValue } from './forms';
 import type { Components } from './types';
 
 const data = components as unknown as Components;
@@ -50,18 +50,21 @@ describe('fields from RuleGo component forms', () => {
     expect(validateValue(email, { from: 'x@y', to: 'a@b', subject: 's', body: 'b' })).toBeNull();
   });
 
-  it('starts a new node from every default', () => {
-    const d = defaultsOf(fieldsOfForm(form('ai/agent')));
-    expect(d).toMatchObject({ url: '${global.llm_url}', key: '${global.api_key}', model: '${global.model}', maxStep: 25, parallelToolCalls: true });
-    expect(d).not.toHaveProperty('tools');
-    expect(defaultsOf(fieldsOfForm(form('jsFilter')))).toEqual({ jsScript: 'return msg.temperature > 50;' });
+  it('counts an absent key with a default as set: RuleGo fills the default in', () => {
+    const script = fieldsOfForm(form('jsFilter')).find((f) => f.name === 'jsScript')!;
+    expect(script.required).toBe(true);
+    expect(validateValue(script, undefined)).toBeNull();
+    expect(validateValue(script, '')).toBe('This field is required');
+    const url = fieldsOfForm(form('restApiCall')).find((f) => f.name === 'restEndpointUrlPattern')!;
+    expect(validateValue(url, undefined)).toBe('This field is required');
   });
 });
 
 describe('validation messages', () => {
   const fields = fieldsOfForm(form('jsFilter'));
   it('says a required field is missing', () => {
-    expect(validateConfig(fields, {})).toEqual({ jsScript: 'This field is required' });
+    // Absent, the script is RuleGo's default; empty, it is missing.
+    expect(validateConfig(fields, {})).toEqual({});
     expect(validateConfig(fields, { jsScript: '' })).toEqual({ jsScript: 'This field is required' });
     expect(validateConfig(fields, { jsScript: 'return true' })).toEqual({});
   });

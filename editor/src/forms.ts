@@ -115,26 +115,14 @@ export function fieldsOfSchema(schema: JSONSchema | undefined): FieldSpec[] {
   });
 }
 
-// defaultsOf is the configuration a new node starts with: every default of
-// its form, as RuleGo's own editor does.
-export function defaultsOf(fields: FieldSpec[]): JsonObject {
-  const out: JsonObject = {};
-  for (const f of fields) {
-    if (f.kind === 'group' && f.fields) {
-      out[f.name] = isObject(f.defaultValue) ? structuredClone(f.defaultValue) : defaultsOf(f.fields);
-    } else if (f.defaultValue !== undefined) {
-      out[f.name] = structuredClone(f.defaultValue);
-    }
-  }
-  return out;
-}
-
 export function isEmpty(v: Json | undefined): boolean {
   return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
 }
 
 // validateValue returns the message to show under a field, or null.
+// An absent key with a default is not missing: RuleGo fills the default in.
 export function validateValue(f: FieldSpec, v: Json | undefined): string | null {
+  if (v === undefined && !isEmpty(f.defaultValue)) return null;
   if (isEmpty(v)) return f.required ? f.requiredMessage : null;
   switch (f.kind) {
     case 'integer':

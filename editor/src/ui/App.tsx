@@ -3,7 +3,6 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, APIError } from '../api';
 import { chainId, chainOf, exportChain, withLayout, type Doc } from '../dsl';
 import * as edit from '../edit';
-import { defaultsOf, fieldsOfForm } from '../forms';
 import * as H from '../history';
 import { locate, type Located } from '../problems';
 import { relationOptions } from '../relations';
@@ -85,7 +84,10 @@ function Editor() {
     setHist((h) => (h ? H.push(h, f(h.present), tag) : h));
   }, []);
 
+  // load opens a document; what was about the previous chain goes with it
+  // (the status line, problems, selection; the trace follows the id).
   const load = (d: Doc, savedAs: string | null) => {
+    setStatus(null);
     setHist(H.start(d));
     setSaved(savedAs);
     setSel(EMPTY_SEL);
@@ -144,10 +146,9 @@ function Editor() {
 
   const addNodeAt = (type: string, at?: { x: number; y: number }) => {
     if (!doc) return;
-    const form = forms.get(type);
     const name = type === 'ai/agent' ? 'Agent' : (type.split('/').pop() ?? type);
     const pos = at ?? flow.screenToFlowPosition({ x: window.innerWidth / 2, y: window.innerHeight / 2 });
-    const [next, key] = edit.addNode(doc, type, name, defaultsOf(fieldsOfForm(form)), pos);
+    const [next, key] = edit.addNode(doc, type, name, pos);
     change(() => next);
     setSel({ nodes: new Set([key]), edges: new Set() });
     setTab('inspect');

@@ -7,6 +7,8 @@ interface Props {
   spec: FieldSpec;
   value: Json | undefined;
   // onChange gets undefined to remove the key (RuleGo then uses its default).
+  // It is called only for what the person changes: an absent key shows the
+  // default and stays absent until then.
   onChange: (v: Json | undefined) => void;
   // problem is the server's message for this field, if any.
   problem?: string | null;
@@ -33,6 +35,16 @@ export function FieldInput({ spec, value, onChange, problem, suggestions, hint, 
   }, [shown]);
 
   const message = parseError ?? validateValue(spec, value) ?? problem ?? null;
+  const absent = value === undefined;
+  const textDefault = typeof spec.defaultValue === 'string' && spec.defaultValue !== '' ? spec.defaultValue : null;
+  // Focusing an absent field with a text default offers the default to
+  // edit, without writing it: only a change writes the key.
+  const offerDefault = () => {
+    if (absent && textDefault !== null && draft === '') setDraft(textDefault);
+  };
+  const withdrawDefault = () => {
+    if (absent && draft === textDefault) setDraft('');
+  };
   const describedBy = `${id}-desc ${id}-msg`;
   const common = {
     id,
@@ -55,7 +67,7 @@ export function FieldInput({ spec, value, onChange, problem, suggestions, hint, 
   let input: React.ReactNode;
   switch (spec.kind) {
     case 'bool':
-      input = <input type="checkbox" {...common} checked={value === true} onChange={(e) => onChange(e.target.checked)} />;
+      input = <input type="checkbox" {...common} checked={(absent ? spec.defaultValue : value) === true} onChange={(e) => onChange(e.target.checked)} />;
       break;
     case 'select':
       input = (
@@ -99,7 +111,7 @@ export function FieldInput({ spec, value, onChange, problem, suggestions, hint, 
     case 'json':
       // A value such as 30 or "30s" reads better on one line.
       if (spec.textOk && (value === undefined || value === null || typeof value !== 'object')) {
-        input = <input {...common} type="text" value={draft} placeholder={placeholder(spec)} onChange={(e) => setText(e.target.value)} />;
+        input = <input {...common} type="text" value={draft} placeholder={placeholder(spec)} onFocus={offerDefault} onBlur={withdrawDefault} onChange={(e) => setText(e.target.value)} />;
         break;
       }
     // falls through
@@ -114,6 +126,8 @@ export function FieldInput({ spec, value, onChange, problem, suggestions, hint, 
           value={draft}
           spellCheck={spec.kind === 'textarea'}
           placeholder={placeholder(spec)}
+          onFocus={offerDefault}
+          onBlur={withdrawDefault}
           onChange={(e) => setText(e.target.value)}
         />
       );
@@ -128,6 +142,8 @@ export function FieldInput({ spec, value, onChange, problem, suggestions, hint, 
             value={draft}
             placeholder={placeholder(spec)}
             list={suggestions ? `${id}-list` : undefined}
+            onFocus={spec.kind === 'text' ? offerDefault : undefined}
+            onBlur={spec.kind === 'text' ? withdrawDefault : undefined}
             onChange={(e) => setText(e.target.value)}
           />
           {suggestions && (
@@ -146,6 +162,16 @@ export function FieldInput({ spec, value, onChange, problem, suggestions, hint, 
         {spec.label}
         {spec.required && <span className="req" aria-label="required"> *</span>}
       </label>
+      {spec.defaultValue !== undefined &&
+        (absent ? (
+          <span className="default-mark" title="Not set: the component's default applies. Changing it writes it into the chain.">
+            default
+          </span>
+        ) : (
+          <button type="button" className="reset" aria-label={`Reset ${spec.label} to its default`} title="Remove this setting from the chain: the component's default applies" onClick={() => onChange(undefined)}>
+            reset
+          </button>
+        ))}
       {input}
       <p className="desc" id={`${id}-desc`}>
         {spec.desc}
