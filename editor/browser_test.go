@@ -3,11 +3,14 @@ package editor_test
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,11 +18,50 @@ import (
 	"github.com/ruleagent/ruleagent/internal/llmtest"
 )
 
-// The browser tests (browser/e2e.mjs) drive the built editor in headless
+// The browser tests (browser/*.mjs) drive the built editor in headless
 // Debian Chromium against the real `ruleagent serve` and the scripted LLM.
 // Locally they skip when chromium, the editor's npm packages or its build
 // are missing; under CI they fail instead, as CI installs all three.
 func TestBrowser(t *testing.T) {
+	env := browserEnv(t)
+	rules := filepath.Join(goEnv(t, "GOMODCACHE"), "github.com", "rulego", "rulego@v0.37.0", "testdata", "rule")
+	if _, err := os.Stat(rules); err != nil {
+		t.Fatalf("RuleGo's test chains: %v (go mod download)", err)
+	}
+	llm := llmtest.NewServer(t, script())
+	work, chains := workDir(t, map[string]string{"helper.json": helperChain, "guarded.json": guardedChain})
+	copyExample(t, env.root, chains, "order-status.json")
+	base := serve(t, env.bin, work, chains, llm.URL)
+	env.run(t, "e2e.mjs", "BASE_URL="+base, "CHAINS_DIR="+chains, "RULEGO_RULES="+rules)
+}
+
+// TestBrowserSignIn opens the editor of a server started with --token:
+// the page asks for the token, keeps it for the tab only and sends it on
+// every request and on the WebSocket (browser/signin.mjs).
+func TestBrowserSignIn(t *testing.T) {
+	env := browserEnv(t)
+	llm := llmtest.NewServer(t, script())
+	work, chains := workDir(t, nil)
+	copyExample(t, env.root, chains, "order-status.json")
+	token := "s3cret+/token"
+	base := serve(t, env.bin, work, chains, llm.URL, "--token", token)
+	env.run(t, "signin.mjs", "BASE_URL="+base, "TOKEN="+token)
+}
+
+type browser struct {
+	root, chromium, bin string
+}
+
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// browserEnv checks what the browser tests need and builds the binary
+// once for all of them.
+func browserEnv(t *testing.T) browser {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("browser tests are not short")
 	}
@@ -29,42 +71,85 @@ func TestBrowser(t *testing.T) {
 	_, err = os.Stat(filepath.Join(root, "editor", "node_modules", "playwright-core"))
 	need(t, err == nil, "the editor's npm packages are missing: make editor")
 	need(t, editor.Built(), "this binary holds no editor build: make editor, then go test")
-	rules := filepath.Join(goEnv(t, "GOMODCACHE"), "github.com", "rulego", "rulego@v0.37.0", "testdata", "rule")
-	if _, err := os.Stat(rules); err != nil {
-		t.Fatalf("RuleGo's test chains: %v (go mod download)", err)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ruleagent-editor-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "ruleagent")
+		build := exec.Command("go", "build", "-o", built.bin, "./cmd/ruleagent")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
+	return browser{root: root, chromium: chromium, bin: built.bin}
+}
 
-	llm := llmtest.NewServer(t, script())
-	work := t.TempDir()
-	chains := filepath.Join(work, "chains")
+// TestMain removes the binary the browser tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		_ = os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
+}
+
+// skipStatus is the exit status of a script whose server lacks a
+// behaviour it needs (browser/harness.mjs): it prints "SKIP <reason>".
+const skipStatus = 3
+
+// run runs a browser script with the environment it needs.
+func (b browser) run(t *testing.T, script string, env ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	artefacts := filepath.Join(b.root, "editor", "test-artifacts")
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("browser", script))
+	cmd.Dir = filepath.Join(b.root, "editor")
+	cmd.Env = append(os.Environ(), append(env, "CHROMIUM="+b.chromium, "ARTEFACTS="+artefacts)...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s (screenshots in %s):\n%s", script, artefacts, out)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == skipStatus {
+		_, reason, _ := strings.Cut(string(out), "SKIP ")
+		t.Skip(strings.TrimSpace(reason))
+	}
+	if err != nil {
+		t.Fatalf("%s failed: %v", script, err)
+	}
+}
+
+// workDir makes a server's folder: chains (with the given files) and a
+// workspace holding notes.txt.
+func workDir(t *testing.T, files map[string]string) (work, chains string) {
+	t.Helper()
+	work = t.TempDir()
+	chains = filepath.Join(work, "chains")
 	for _, dir := range []string{chains, filepath.Join(work, "workspace")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write(t, filepath.Join(work, "workspace", "notes.txt"), "remember the milk\n")
-	write(t, filepath.Join(chains, "helper.json"), helperChain)
-	write(t, filepath.Join(chains, "guarded.json"), guardedChain)
-
-	bin := filepath.Join(t.TempDir(), "ruleagent")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/ruleagent")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	for name, content := range files {
+		write(t, filepath.Join(chains, name), content)
 	}
-	base := serve(t, bin, work, chains, llm.URL)
+	return work, chains
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	artefacts := filepath.Join(root, "editor", "test-artifacts")
-	run := exec.CommandContext(ctx, "node", filepath.Join("browser", "e2e.mjs"))
-	run.Dir = filepath.Join(root, "editor")
-	run.Env = append(os.Environ(), "BASE_URL="+base, "CHAINS_DIR="+chains, "CHROMIUM="+chromium, "ARTEFACTS="+artefacts, "RULEGO_RULES="+rules)
-	out, err := run.CombinedOutput()
-	t.Logf("browser tests (screenshots in %s):\n%s", artefacts, out)
+// copyExample copies one of the example chains of the repository's chains/.
+func copyExample(t *testing.T, root, chains, name string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "chains", name))
 	if err != nil {
-		t.Fatalf("browser tests failed: %v", err)
+		t.Fatal(err)
 	}
+	write(t, filepath.Join(chains, name), string(b))
 }
 
 // script answers the demo agent the browser test builds (a builtin call and
@@ -73,7 +158,9 @@ func TestBrowser(t *testing.T) {
 func script() llmtest.Script {
 	answer := "The demo agent read your notes and asked its helper; here is the end of answer."
 	return llmtest.Route(
-		llmtest.Rule{Match: llmtest.SystemContains("You are the helper"), Script: llmtest.Always(llmtest.Reply("helper says hi"))},
+		// The helper answers slowly enough for the canvas to show its tool
+		// node lit while it runs.
+		llmtest.Rule{Match: llmtest.SystemContains("You are the helper"), Script: llmtest.Always(llmtest.Response{Text: "helper says hi", ChunkSize: 2, ChunkDelay: 60 * time.Millisecond})},
 		llmtest.Rule{Match: llmtest.SystemContains("You are the guarded agent"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
 			if res := r.ToolResults(); len(res) > 0 {
 				return llmtest.Reply("guarded says: " + res[0].Content)
@@ -104,10 +191,11 @@ const guardedChain = `{
 }`
 
 // serve starts `ruleagent serve` on a free loopback port and returns its URL.
-func serve(t *testing.T, bin, dir, chains, llmURL string) string {
+func serve(t *testing.T, bin, dir, chains, llmURL string, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--chains", chains, "--data", filepath.Join(dir, "data"),
-		"--global", "llm_url="+llmURL, "--global", "model=scripted", "--global", "api_key=test")
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--chains", chains, "--data", filepath.Join(dir, "data"),
+		"--global", "llm_url=" + llmURL, "--global", "model=scripted", "--global", "api_key=test"}, flags...)
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

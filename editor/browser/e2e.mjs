@@ -5,59 +5,21 @@
 //   CHROMIUM      the browser, ARTEFACTS where screenshots go,
 //   RULEGO_RULES  RuleGo's testdata/rule folder (import/export round trips).
 // It prints one line per check and exits non-zero on the first failure.
-import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { launch } from './harness.mjs';
 
 const { BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES } = process.env;
 for (const [k, v] of Object.entries({ BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES })) if (!v) throw new Error(`${k} is not set`);
-mkdirSync(ARTEFACTS, { recursive: true });
 
-const profile = mkdtempSync(join(tmpdir(), 'ruleagent-chromium-'));
-// A fresh profile (--user-data-dir, which playwright takes as an argument).
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 800 },
-  acceptDownloads: true,
-});
-const problems = [];
-let passed = 0;
-async function check(name, f) {
-  const t0 = Date.now();
-  try {
-    await f();
-    passed++;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    console.log(`FAIL ${name}: ${e.stack ?? e}`);
-    await page.screenshot({ path: join(ARTEFACTS, 'failure.png') }).catch(() => {});
-    throw e;
-  }
-}
-
-const page = context.pages()[0] ?? (await context.newPage());
-// Generous: CI runs these beside the other test packages on two cores.
-page.setDefaultTimeout(30000);
+const { page, problems, expected, check, shot, close, passed } = await launch({ chromiumPath: CHROMIUM, artefacts: ARTEFACTS });
 // The one deploy the test makes fail answers 400, which Chromium logs as a
 // failed resource load; that message, for that URL, is expected once.
-let expected400 = 0;
-page.on('console', (m) => {
-  if (m.type() !== 'error' && m.type() !== 'warning') return;
-  if (expected400 > 0 && m.text().includes('status of 400') && m.location().url.endsWith('/api/v1/chains/demo')) {
-    expected400--;
-    return;
-  }
-  problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`);
-});
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+const expect400 = () => expected.push((text, url) => text.includes('status of 400') && url.endsWith('/api/v1/chains/demo'));
 
 const node = (id) => page.locator(`[data-testid="node-${id}"]`);
-const shot = (name) => page.screenshot({ path: join(ARTEFACTS, `${name}.png`) });
 
 try {
   await check('opens the editor', async () => {
@@ -150,7 +112,7 @@ try {
   await check('shows the server validation problems on the node and the field', async () => {
     await node('agent1').click();
     await page.locator('[data-tool-index="0"] [data-field="tools[0].timeout"]').fill('soon');
-    expected400 = 1;
+    expect400();
     await page.getByRole('button', { name: 'Deploy' }).click();
     await page.getByRole('alert').filter({ hasText: 'Not deployed' }).waitFor();
     await node('agent1').locator('.badge.problem').waitFor();
@@ -189,8 +151,55 @@ try {
     await shot('canvas');
   });
 
-  await check('runs a message: the answer streams, tool cards appear, the sub-agent nests, the node lights up', async () => {
+  await check('draws the agent’s model and tools under it, as a view of its tools array', async () => {
+    const model = page.getByTestId('model-agent1');
+    const read = page.getByTestId('tool-agent1-0');
+    const helper = page.getByTestId('tool-agent1-1');
+    assert.equal(await model.locator('.tool-node-label').textContent(), '${global.model}');
+    assert.equal(await read.getAttribute('data-tool'), 'read');
+    assert.equal(await helper.getAttribute('data-tool'), 'Helper');
+    assert.match(await helper.textContent(), /sub-agent.*Helper.*chain helper/s);
+    // Under the agent, side by side, overlapping neither each other nor a chain node.
+    const boxes = await Promise.all([node('agent1'), node('end1'), model, read, helper].map((l) => l.boundingBox()));
+    const [agent, end, ...tools] = boxes;
+    const overlap = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    for (const [i, t] of tools.entries()) {
+      assert.ok(t.y > agent.y + agent.height, `tool ${i} is not below the agent`);
+      for (const o of [agent, end, ...tools.slice(i + 1)]) assert.ok(!overlap(t, o), `tool ${i} overlaps another node`);
+    }
+    // Clicking a tool opens its card in the tools editor.
+    await page.getByTestId('canvas').click({ position: { x: 40, y: 40 } });
+    await helper.click();
+    await page.locator('[data-tool-index="1"]:focus').waitFor();
+    // "+" adds a tool to the tools array; its node's remove button takes it away.
+    await node('agent1').getByRole('button', { name: 'Add a tool to Agent' }).click();
+    await node('agent1').locator('[data-add-tool-type="builtin"]').click();
+    await page.getByTestId('tool-agent1-2').waitFor();
+    await page.locator('[data-tool-index="2"] [data-field="builtin"]').selectOption('write');
+    assert.equal(await page.getByTestId('tool-agent1-2').getAttribute('data-tool'), 'write');
+    await page.getByTestId('tool-agent1-2').getByRole('button', { name: 'Remove tool write' }).click();
+    await page.getByTestId('tool-agent1-2').waitFor({ state: 'detached' });
+    // A chain from the palette's agent tools, dropped onto the agent.
+    await page.getByLabel('Search nodes').fill('guarded');
+    await page.locator('[data-tool-item="chain:guarded"]').dragTo(node('agent1'));
+    await page.getByTestId('tool-agent1-2').waitFor();
+    assert.equal(await page.getByTestId('tool-agent1-2').getAttribute('data-tool'), 'Guarded');
+    await page.keyboard.press('Control+z');
+    await page.getByTestId('tool-agent1-2').waitFor({ state: 'detached' });
+    await page.getByLabel('Search nodes').fill('');
+    // Nothing of it is a chain node or connection: the chain is as deployed.
+    assert.equal(await page.locator('.doc-title .dirty').count(), 0, 'the tool nodes changed the chain');
+    await shot('tools');
+  });
+
+  await check('runs a message: the answer streams, tool cards appear, the sub-agent nests, the node and its tools light up', async () => {
     await page.getByRole('tab', { name: 'Run' }).click();
+    // Record the tool nodes lit while the run goes on.
+    await page.evaluate(() => {
+      window.lit = new Set();
+      const seen = () => document.querySelectorAll('.tool-node.active').forEach((n) => window.lit.add(n.dataset.tool ?? 'model'));
+      new MutationObserver(seen).observe(document.querySelector('.react-flow'), { subtree: true, attributes: true, attributeFilter: ['class'], childList: true });
+    });
     await page.getByLabel('Message').fill('hello');
     await page.getByLabel('Message').press('Enter');
     const text = page.locator('.chat-turn').last().locator('.assistant > .run-body > .assistant-text');
@@ -219,6 +228,11 @@ try {
     await page.locator('[data-testid="node-end1"].visited').waitFor();
     await page.locator('.react-flow__edge.taken').waitFor();
     assert.match(await page.getByTestId('usage').textContent(), /tokens: [1-9]\d* in/);
+    // The sub-agent's tool node was lit during its call; both calls end done.
+    assert.deepEqual([...(await page.evaluate(() => [...window.lit]))].sort(), ['Helper']);
+    await page.locator('[data-testid="tool-agent1-1"].done').waitFor();
+    await page.locator('[data-testid="tool-agent1-0"].done').waitFor();
+    assert.equal(await page.locator('[data-testid="model-agent1"].done, [data-testid="model-agent1"].active').count(), 0);
     await shot('run');
   });
 
@@ -232,12 +246,17 @@ try {
     await page.getByTestId('run-panel').getByRole('button', { name: 'Send', exact: true }).waitFor();
   });
 
-  await check('a call that needs approval pauses the run; the person approves it in the run panel', async () => {
+  await check('a sub-agent tool opens its chain from the canvas; the status line goes with the old chain', async () => {
     await page.getByRole('status').filter({ hasText: 'Deployed demo' }).waitFor();
+    await page.getByTestId('tool-agent1-1').dblclick();
+    await page.locator('.doc-title', { hasText: 'helper' }).waitFor();
+    await node('agent').waitFor();
+    assert.equal(await page.locator('.status').count(), 0, 'the status line outlived the chain switch');
+  });
+
+  await check('a call that needs approval pauses the run; the person approves it in the run panel', async () => {
     await page.locator('[data-chain="guarded"] .chain-open').click();
     await page.locator('.doc-title', { hasText: 'guarded' }).waitFor();
-    // The status line was about demo: it goes when another chain opens.
-    assert.equal(await page.locator('.status').count(), 0, 'the status line outlived the chain switch');
     await page.getByRole('tab', { name: 'Run' }).click();
     await page.getByLabel('Message').fill('please read my notes');
     await page.getByLabel('Message').press('Enter');
@@ -251,6 +270,38 @@ try {
     await page.locator('.chat-turn').last().getByText('guarded says:').waitFor();
     assert.match(await page.locator('[data-tool-call="read"]').last().textContent(), /remember the milk/);
     assert.equal(await page.getByTestId('interrupts').count(), 0);
+  });
+
+  await check('runs a chain that is not an agent with JSON data and metadata, and shows its answer and steps', async () => {
+    await page.locator('[data-chain="order-status"] .chain-open').click();
+    await page.locator('.doc-title', { hasText: 'order-status' }).waitFor();
+    await page.getByRole('tab', { name: 'Run' }).click();
+    const panel = page.getByTestId('message-run');
+    const data = panel.getByLabel('Message data');
+    const md = panel.getByLabel('Metadata (JSON object)');
+    // The form starts from the chain's input schema.
+    assert.deepEqual(JSON.parse(await data.inputValue()), { orderId: '', userId: '' });
+    // Invalid JSON is caught before anything is sent, with where it is.
+    await md.fill('{"userId": alice}');
+    await panel.getByRole('alert').filter({ hasText: 'line 1, column 12' }).waitFor();
+    assert.equal(await panel.getByRole('button', { name: 'Run' }).isDisabled(), true);
+    await md.fill('{"userId": "alice", "attempt": 2}');
+    await data.fill('{"orderId": "A-1001", "userId": "alice"}');
+    await panel.getByRole('button', { name: 'Run' }).click();
+    const result = panel.locator('.run-result').last();
+    await result.getByTestId('outcome').filter({ hasText: /^success$/ }).waitFor();
+    assert.deepEqual(JSON.parse(await result.getByTestId('result-data').textContent()), { orderId: 'A-1001', found: true, status: 'shipped', carrier: 'DHL', eta: '2026-11-25' });
+    assert.equal(await result.getByTestId('relation').textContent(), 'Success');
+    const metadata = await result.getByTestId('result-metadata').textContent();
+    assert.match(metadata, /userId\s*alice/);
+    assert.match(metadata, /attempt\s*2/);
+    // The steps and the lit nodes come from the live trace.
+    await result.getByTestId('steps').locator('li', { hasText: 'Find the order' }).waitFor();
+    assert.match(await result.getByTestId('steps').textContent(), /Check the order id\s*True.*Find the order\s*Success/s);
+    await node('check').and(page.locator('.visited')).waitFor();
+    await node('lookup').and(page.locator('.visited')).waitFor();
+    assert.equal(await node('bad-id').and(page.locator('.visited')).count(), 0);
+    await shot('message-run');
   });
 
   await check('imports RuleGo test chains and exports them unchanged', async () => {
@@ -284,10 +335,9 @@ try {
     assert.deepEqual(problems, []);
   });
 } finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
+  await close();
 }
-console.log(`${passed} passed, 0 failed`);
+console.log(`${passed()} passed, 0 failed`);
 
 function withoutPositions(dsl) {
   const copy = structuredClone(dsl);

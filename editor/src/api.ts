@@ -1,6 +1,7 @@
 // The server API the editor is built on (README: the API reference).
 
-import type { ChainDSL, ChainInfo, Components, DiscoveredTool, JsonObject, Problem } from './types';
+import { auth } from './auth';
+import type { ChainDSL, ChainInfo, Components, DiscoveredTool, JsonObject, Problem, RunAnswer, RunBody } from './types';
 
 export class APIError extends Error {
   constructor(
@@ -13,28 +14,14 @@ export class APIError extends Error {
   }
 }
 
-// A server started with --token needs it on every call: open the editor as
-// /?token=... once; it is kept for the tab's session only.
-function token(): string {
-  const fromURL = new URLSearchParams(location.search).get('token');
-  if (fromURL) {
-    sessionStorage.setItem('ruleagent.token', fromURL);
-    history.replaceState(null, '', location.pathname);
-  }
-  return sessionStorage.getItem('ruleagent.token') ?? '';
-}
-
-function headers(extra: Record<string, string> = {}): Record<string, string> {
-  const t = token();
-  return t ? { ...extra, Authorization: `Bearer ${t}` } : extra;
-}
-
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   const res = await fetch(path, {
     method,
-    headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    headers: auth.headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
     body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
   });
+  if (path.startsWith('/api/')) auth.saw(res.status);
   if (res.status === 204) return undefined as T;
   const text = await res.text();
   let json: unknown = undefined;
@@ -62,18 +49,25 @@ export const api = {
   health: () => call<{ status: string; readOnly?: boolean }>('GET', '/healthz'),
   discover: (entry: JsonObject) => call<{ tools: DiscoveredTool[] }>('POST', '/api/v1/tools/mcp/discover', entry),
   cancel: (runId: string) => call<{ runId: string; cancelled: boolean }>('POST', `/api/v1/runs/${enc(runId)}/cancel`),
-  agui: (id: string, input: unknown, signal: AbortSignal) =>
-    fetch(`/api/v1/chains/${enc(id)}/agui`, {
-      method: 'POST',
-      headers: headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
-      body: JSON.stringify(input),
-      signal,
-    }),
+  // agui answers an SSE stream of AG-UI events: the caller reads the body.
+  agui: (id: string, input: unknown, signal: AbortSignal) => stream(`/api/v1/chains/${enc(id)}/agui`, input, signal),
+  // run runs any chain once with message data and metadata, and answers
+  // its final message (README: Runs).
+  run: (id: string, body: RunBody, signal?: AbortSignal) => call<RunAnswer>('POST', `/api/v1/chains/${enc(id)}/run`, body, signal),
   wsURL: () => {
-    const t = token();
     const u = new URL('/api/v1/ws', location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-    if (t) u.searchParams.set('token', t);
     return u.toString();
   },
 };
+
+async function stream(path: string, input: unknown, signal: AbortSignal): Promise<Response> {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: auth.headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),
+    body: JSON.stringify(input),
+    signal,
+  });
+  auth.saw(res.status);
+  return res;
+}

@@ -4,7 +4,7 @@
 // the node positions (additionalInfo.layoutX/layoutY, RuleGo's convention).
 
 import type { ChainDSL, Json, JsonObject, RuleConnection, RuleNode } from './types';
-import { autoLayout } from './layout';
+import { agentFootprint, autoLayout } from './layout';
 
 export interface DocNode {
   // key identifies the node on the canvas; it stays when the node's id is
@@ -119,12 +119,15 @@ function hasPositions(nodes: RuleNode[]): boolean {
   return nodes.some((n) => isObject(n.additionalInfo) && (typeof n.additionalInfo.layoutX === 'number' || typeof n.additionalInfo.layoutY === 'number'));
 }
 
-// withLayout places every node with a layered layout.
+// withLayout places every node with a layered layout, leaving room under
+// each agent node for its model and tools (see agentTools.ts).
 export function withLayout(doc: Doc): Doc {
+  const attached = new Map(doc.nodes.filter((n) => n.node.type === 'ai/agent').map((n) => [n.key, 1 + (Array.isArray(n.node.configuration?.tools) ? n.node.configuration.tools.length : 0)]));
   const pos = autoLayout(
     doc.nodes.map((n) => n.key),
     doc.edges.map((e) => [e.from, e.to]),
     doc.firstKey,
+    (k) => agentFootprint(attached.get(k) ?? 0),
   );
   return { ...doc, nodes: doc.nodes.map((n) => ({ ...n, ...pos.get(n.key)! })) };
 }

@@ -3,6 +3,7 @@
 // frames tell the chain list to refresh. It reconnects after a drop.
 
 import { api } from './api';
+import { auth, type Auth } from './auth';
 
 export interface NodeFrame {
   type: 'node';
@@ -33,14 +34,24 @@ export interface EventFrame {
 
 export type Frame = NodeFrame | ChainFrame | EventFrame | { type: 'subscribed'; chains: string[] } | { type: 'error'; message: string };
 
+// Trace connects once the server has answered an API request (so that a
+// server asking for a token is signed in to first), sends the token as a
+// subprotocol, reconnects after a drop (backing off up to 30 s) and after
+// a sign-in, and disconnects on sign-out.
 export class Trace {
   private ws: WebSocket | null = null;
   private chains: string[] = [];
   private closed = false;
   private retry: ReturnType<typeof setTimeout> | undefined;
+  private delay = 1000;
+  private unsubscribe: () => void;
 
-  constructor(private onFrame: (f: Frame) => void) {
-    this.connect();
+  constructor(
+    private onFrame: (f: Frame) => void,
+    private a: Auth = auth,
+  ) {
+    this.unsubscribe = a.subscribe(() => this.follow());
+    this.follow();
   }
 
   subscribe(chains: string[]) {
@@ -54,14 +65,33 @@ export class Trace {
 
   close() {
     this.closed = true;
+    this.unsubscribe();
+    this.drop();
+  }
+
+  // follow connects when the server lets the editor in and drops the
+  // connection when it does not (or the token changed).
+  private follow() {
+    this.drop();
+    if (!this.closed && this.a.state() === 'ok') this.connect();
+  }
+
+  private drop() {
     clearTimeout(this.retry);
-    this.ws?.close();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onclose = null;
+      ws.close();
+    }
   }
 
   private connect() {
-    const ws = new WebSocket(api.wsURL());
+    const protocols = this.a.protocols();
+    const ws = protocols.length ? new WebSocket(api.wsURL(), protocols) : new WebSocket(api.wsURL());
     this.ws = ws;
     ws.onopen = () => {
+      this.delay = 1000;
       if (this.chains.length) ws.send(JSON.stringify({ type: 'subscribe', chains: this.chains }));
     };
     ws.onmessage = (m) => {
@@ -72,7 +102,9 @@ export class Trace {
       }
     };
     ws.onclose = () => {
-      if (!this.closed) this.retry = setTimeout(() => this.connect(), 2000);
+      if (this.closed || this.ws !== ws) return;
+      this.delay = Math.min(this.delay * 2, 30000);
+      this.retry = setTimeout(() => this.follow(), this.delay);
     };
   }
 }

@@ -135,3 +135,37 @@ export interface DiscoveredTool {
   description?: string;
   inputSchema?: JsonObject;
 }
+
+// RunBody is POST /api/v1/chains/{id}/run's body: input is text or a JSON
+// object (the message data); metadata values that are not strings arrive
+// as their JSON.
+export interface RunBody {
+  input: Json;
+  metadata?: JsonObject;
+  runId?: string;
+  threadId?: string;
+  msgType?: string;
+}
+
+export interface RunEnd {
+  data: string;
+  metadata: Record<string, string>;
+  relation: string;
+  error?: string;
+}
+
+// RunAnswer is the chain's final message, and how the run ended.
+export interface RunAnswer {
+  runId: string;
+  threadId: string;
+  outcome: 'success' | 'error' | 'cancelled' | 'interrupt';
+  data: string;
+  metadata: Record<string, string>;
+  relation?: string;
+  error?: string;
+  errorCode?: string;
+  usage?: JsonObject[];
+  interrupts?: JsonObject[];
+  // ends lists every end of a chain that ended more than once.
+  ends?: RunEnd[];
+}

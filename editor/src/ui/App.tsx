@@ -6,7 +6,7 @@ import * as edit from '../edit';
 import * as H from '../history';
 import { locate, type Located } from '../problems';
 import { relationOptions } from '../relations';
-import type { ChainInfo, Components, JsonObject, Problem, RuleNode } from '../types';
+import type { JsonObject, Problem, RuleNode } from '../types';
 import { Canvas, type Selection } from './Canvas';
 import { EdgePanel } from './EdgePanel';
 import { useLiveTrace } from './useLiveTrace';
@@ -17,9 +17,12 @@ import { chainActions, type Status } from './chainActions';
 import { useDialog } from './Dialog';
 import { NodePanel } from './NodePanel';
 import { Palette } from './Palette';
-import { newThread, RunPanel, type Thread } from './RunPanel';
+import { RunTab, type ChainRuns } from './RunTab';
+import { toolActions } from './toolActions';
+import { toolViews } from '../agentTools';
 import { Shortcuts, SHORTCUTS } from './Shortcuts';
 import { Icon } from './Icon';
+import { useServer } from './useServer';
 
 const EMPTY_SEL: Selection = { nodes: new Set(), edges: new Set() };
 
@@ -39,16 +42,16 @@ function typing(t: EventTarget | null): boolean {
 function Editor() {
   const flow = useReactFlow();
   const [ask, dialog] = useDialog();
-  const [components, setComponents] = useState<Components | null>(null);
-  const [chains, setChains] = useState<ChainInfo[]>([]);
+  const [status, setStatus] = useState<Status | null>(null);
+  const server = useServer(setStatus);
+  const { components, chains, readOnly, refreshChains } = server;
   const [hist, setHist] = useState<H.History<Doc> | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
   const [sel, setSel] = useState<Selection>(EMPTY_SEL);
   const [problems, setProblems] = useState<Problem[]>([]);
   const [warnings, setWarnings] = useState<Problem[]>([]);
-  const [status, setStatus] = useState<Status | null>(null);
   const [tab, setTab] = useState<'inspect' | 'run'>('inspect');
-  const [threads, setThreads] = useState<Record<string, Thread>>({});
+  const [runs, setRuns] = useState<Record<string, ChainRuns>>({});
   const [help, setHelp] = useState(false);
   const clip = useRef<edit.Clip | null>(null);
 
@@ -59,18 +62,8 @@ function Editor() {
   const deployed = !!id && chains.some((c) => c.id === id);
   const forms = useMemo(() => new Map((components?.nodes ?? []).map((f) => [f.type, f])), [components]);
 
-  const refreshChains = useCallback(() => {
-    api.chains().then(setChains, (e: Error) => setStatus({ text: `Cannot list chains: ${e.message}`, error: true }));
-  }, []);
-
-  const [readOnly, setReadOnly] = useState(false);
-  useEffect(() => {
-    api.components().then(setComponents, (e: Error) => setStatus({ text: `Cannot load components: ${e.message}`, error: true }));
-    api.health().then((h) => setReadOnly(!!h.readOnly), () => setReadOnly(false));
-    refreshChains();
-  }, [refreshChains]);
-
-  const [highlight, clearHighlight] = useLiveTrace(id, doc, refreshChains);
+  const views = useMemo(() => (doc ? toolViews(doc, chains) : []), [doc, chains]);
+  const [highlight, clearHighlight] = useLiveTrace(id, doc, views, refreshChains);
 
   useEffect(() => {
     const h = (e: BeforeUnloadEvent) => {
@@ -215,7 +208,9 @@ function Editor() {
 
   const selectedNode = doc && sel.nodes.size === 1 ? doc.nodes.find((n) => sel.nodes.has(n.key)) : undefined;
   const selectedEdge = doc && sel.edges.size === 1 && sel.nodes.size === 0 ? doc.edges.find((e) => sel.edges.has(e.key)) : undefined;
-  const thread = id ? (threads[id] ?? null) : null;
+  const info = chains.find((c) => c.id === id);
+  const isAgent = info ? !!info.isAgent : !!doc?.nodes.some((n) => n.node.type === 'ai/agent');
+  const tools = toolActions({ doc, chains, change, setStatus, inspect: (key) => (setSel({ nodes: new Set([key]), edges: new Set() }), setTab('inspect')) });
 
   return (
     <div className="app">
@@ -245,6 +240,11 @@ function Editor() {
           onDeploy={deploy}
           onHelp={() => setHelp(true)}
         />
+        {server.signedIn && (
+          <button type="button" onClick={server.signOut} title="Forget the token in this tab">
+            Sign out
+          </button>
+        )}
       </header>
       {status && (
         <div className={`status${status.error ? ' error' : ''}`} role={status.error ? 'alert' : 'status'}>
@@ -256,7 +256,7 @@ function Editor() {
       )}
       <aside className="sidebar">
         <ChainList chains={chains} open={id} draft={id} onOpen={open} onNew={create} onRename={rename} onDuplicate={duplicate} onDelete={del} onImport={importFile} />
-        {doc && components && <Palette forms={components.nodes} onAdd={(t) => addNodeAt(t)} />}
+        {doc && components && <Palette forms={components.nodes} onAdd={(t) => addNodeAt(t)} builtins={components.builtins ?? []} chains={chains.filter((c) => c.id !== id)} onAddTool={(entry) => tools.addTool(selectedNode?.key ?? '', entry)} />}
       </aside>
       <main className="main">
         {doc ? (
@@ -272,6 +272,11 @@ function Editor() {
             onConnect={(from, to) => void connectAsk(from, to)}
             onDropNode={(t, at) => addNodeAt(t, at)}
             onEdgeOpen={(k) => setSel({ nodes: new Set(), edges: new Set([k]) })}
+            views={views}
+            onToolOpen={tools.openTool}
+            onOpenChain={(c) => void open(c)}
+            onRemoveTool={tools.removeTool}
+            onAddTool={tools.addTool}
           />
         ) : (
           <div className="welcome">
@@ -314,12 +319,17 @@ function Editor() {
                 <ChainPanel doc={doc} located={located} warnings={warnings} selected={sel.nodes.size} onChain={(patch: JsonObject, tag) => change((d) => ({ ...d, top: { ...d.top, ruleChain: { ...chainOf(d), ...patch } as JsonObject } }), tag)} />
               ))}
             {tab === 'run' && id && (
-              <RunPanel
+              <RunTab
+                key={id}
                 chainId={id}
+                isAgent={isAgent}
                 deployed={deployed}
                 dirty={dirty}
-                thread={thread ?? newThread()}
-                setThread={(f) => setThreads((ts) => ({ ...ts, [id]: f(ts[id] ?? thread ?? newThread()) }))}
+                inputSchema={info?.inputSchema}
+                runs={runs[id]}
+                setRuns={(f) => setRuns((rs) => ({ ...rs, [id]: f(rs[id]) }))}
+                live={highlight}
+                nodeName={(nid) => doc.nodes.find((n) => n.node.id === nid)?.node.name || nid}
                 onRunStart={clearHighlight}
               />
             )}
@@ -328,6 +338,7 @@ function Editor() {
       )}
       {help && <Shortcuts onClose={() => setHelp(false)} list={SHORTCUTS} />}
       {dialog}
+      {server.signIn}
     </div>
   );
 }

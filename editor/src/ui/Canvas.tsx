@@ -11,23 +11,22 @@ import {
   type NodeChange,
 } from '@xyflow/react';
 import { useCallback, useMemo, useRef, useState } from 'react';
+import type { ToolView } from '../agentTools';
 import type { Doc } from '../dsl';
-import type { ComponentForm } from '../types';
+import { NODE_H, NODE_W, toolPositions } from '../layout';
+import type { Live } from '../live';
+import type { ComponentForm, JsonObject } from '../types';
 import { RuleNodeView, type RuleFlowNode } from './RuleNodeView';
-import { toolsOf } from '../tools';
+import { ToolNodeView, type ToolFlowNode } from './ToolNodeView';
+import { toolsOf, type ToolType } from '../tools';
 import { relationOptions } from '../relations';
 
 export const NODE_MIME = 'application/x-ruleagent-node';
+// TOOL_MIME carries a tools entry dragged from the palette onto an agent.
+export const TOOL_MIME = 'application/x-ruleagent-tool';
 
 export interface Selection {
   nodes: Set<string>;
-  edges: Set<string>;
-}
-
-export interface Highlight {
-  active: Set<string>;
-  visited: Set<string>;
-  failed: Set<string>;
   edges: Set<string>;
 }
 
@@ -35,7 +34,9 @@ interface Props {
   doc: Doc;
   forms: Map<string, ComponentForm>;
   selection: Selection;
-  highlight: Highlight;
+  highlight: Live;
+  // views are the agents' models and tools, drawn under them.
+  views: ToolView[];
   problemCount: Map<string, number>;
   problemEdges: Set<string>;
   onSelect: (s: Selection) => void;
@@ -43,16 +44,22 @@ interface Props {
   onConnect: (from: string, to: string) => void;
   onDropNode: (type: string, at: { x: number; y: number }) => void;
   onEdgeOpen: (key: string) => void;
+  onToolOpen: (v: ToolView) => void;
+  onOpenChain: (id: string) => void;
+  onRemoveTool: (v: ToolView) => void;
+  onAddTool: (agentKey: string, entry: ToolType | JsonObject) => void;
 }
 
-const nodeTypes = { rule: RuleNodeView };
+type FlowNode = RuleFlowNode | ToolFlowNode;
+
+const nodeTypes = { rule: RuleNodeView, tool: ToolNodeView };
 
 export function Canvas(p: Props) {
   const { screenToFlowPosition } = useReactFlow();
   const [dims, setDims] = useState<Record<string, { width: number; height: number }>>({});
   const drag = useRef(0);
 
-  const nodes: RuleFlowNode[] = useMemo(
+  const ruleNodes: RuleFlowNode[] = useMemo(
     () =>
       p.doc.nodes.map((n) => {
         const id = n.node.id ?? '';
@@ -74,11 +81,40 @@ export function Canvas(p: Props) {
             failed: p.highlight.failed.has(id),
             problems: p.problemCount.get(n.key) ?? 0,
             outputs: relationOptions(p.forms.get(n.node.type), n.node).length > 0 || p.doc.edges.some((e) => e.from === n.key),
+            onAddTool: n.node.type === 'ai/agent' ? (t: ToolType) => p.onAddTool(n.key, t) : undefined,
           },
         };
       }),
-    [p.doc, p.forms, p.selection, p.highlight, p.problemCount, dims],
+    [p, dims],
   );
+
+  // The tool nodes follow their agent: rows centred under it.
+  const toolNodes: ToolFlowNode[] = useMemo(() => {
+    const out: ToolFlowNode[] = [];
+    for (const n of p.doc.nodes) {
+      const views = p.views.filter((v) => v.agentKey === n.key);
+      if (!views.length) continue;
+      const d = dims[n.key];
+      toolPositions(n.x, n.y, d?.width ?? NODE_W, d?.height ?? NODE_H, views.length).forEach((at, i) => {
+        const v = views[i];
+        out.push({
+          id: v.id,
+          type: 'tool',
+          position: at,
+          draggable: false,
+          selectable: false,
+          // nopan: a click or double-click is the node's, not the pane's
+          // (the pane's double-click zoom would swallow it).
+          className: 'nopan',
+          connectable: false,
+          measured: dims[v.id],
+          data: { view: v, light: p.highlight.tools.get(v.id), onOpenChain: p.onOpenChain, onRemove: p.onRemoveTool },
+        });
+      });
+    }
+    return out;
+  }, [p, dims]);
+  const nodes: FlowNode[] = useMemo(() => [...ruleNodes, ...toolNodes], [ruleNodes, toolNodes]);
 
   const edges: Edge[] = useMemo(
     () =>
@@ -99,19 +135,42 @@ export function Canvas(p: Props) {
       }),
     [p.doc, p.selection, p.highlight, p.problemEdges],
   );
+  const toolEdges: Edge[] = useMemo(
+    () =>
+      p.views.map((v) => {
+        const light = p.highlight.tools.get(v.id);
+        return {
+          id: `tool:${v.id}`,
+          source: v.agentKey,
+          sourceHandle: 'tools',
+          target: v.id,
+          selectable: false,
+          focusable: false,
+          deletable: false,
+          animated: light === 'active',
+          className: `tool-edge${light ? ` ${light}` : ''}`,
+        };
+      }),
+    [p.views, p.highlight],
+  );
+  const allEdges = useMemo(() => [...edges, ...toolEdges], [edges, toolEdges]);
 
   const onNodesChange = useCallback(
-    (changes: NodeChange<RuleFlowNode>[]) => {
+    (changes: NodeChange<FlowNode>[]) => {
+      const toolIds = new Set(p.views.map((v) => v.id));
       const moves = new Map<string, { x: number; y: number }>();
       let sel: Set<string> | null = null;
       const newDims: Record<string, { width: number; height: number }> = {};
       for (const c of changes) {
+        if (c.type === 'dimensions' && c.dimensions) newDims[c.id] = c.dimensions;
+        // The tool nodes are a view of their agent's configuration.
+        if (c.type === 'dimensions' || ('id' in c && toolIds.has(c.id))) continue;
         if (c.type === 'position' && c.position) moves.set(c.id, c.position);
         else if (c.type === 'select') {
           sel ??= new Set(p.selection.nodes);
           if (c.selected) sel.add(c.id);
           else sel.delete(c.id);
-        } else if (c.type === 'dimensions' && c.dimensions) newDims[c.id] = c.dimensions;
+        }
       }
       if (Object.keys(newDims).length) setDims((d) => ({ ...d, ...newDims }));
       if (moves.size) p.onMove(moves, `drag${drag.current}`);
@@ -124,7 +183,7 @@ export function Canvas(p: Props) {
     (changes: EdgeChange[]) => {
       let sel: Set<string> | null = null;
       for (const c of changes) {
-        if (c.type === 'select') {
+        if (c.type === 'select' && !c.id.startsWith('tool:')) {
           sel ??= new Set(p.selection.edges);
           if (c.selected) sel.add(c.id);
           else sel.delete(c.id);
@@ -139,6 +198,14 @@ export function Canvas(p: Props) {
 
   const onDrop = useCallback(
     (e: React.DragEvent) => {
+      const tool = e.dataTransfer.getData(TOOL_MIME);
+      if (tool) {
+        e.preventDefault();
+        const agent = (e.target as HTMLElement).closest('[data-agent]');
+        const key = agent?.closest('.react-flow__node')?.getAttribute('data-id');
+        p.onAddTool(key ?? '', JSON.parse(tool) as JsonObject);
+        return;
+      }
       const type = e.dataTransfer.getData(NODE_MIME);
       if (!type) return;
       e.preventDefault();
@@ -151,7 +218,7 @@ export function Canvas(p: Props) {
     <div className="canvas" onDrop={onDrop} onDragOver={(e) => e.preventDefault()} data-testid="canvas">
       <ReactFlow
         nodes={nodes}
-        edges={edges}
+        edges={allEdges}
         nodeTypes={nodeTypes}
         onNodesChange={onNodesChange}
         onEdgesChange={onEdgesChange}
@@ -159,7 +226,12 @@ export function Canvas(p: Props) {
         onNodeDragStart={() => {
           drag.current++;
         }}
-        onEdgeDoubleClick={(_, e) => p.onEdgeOpen(e.id)}
+        onEdgeDoubleClick={(_, e) => !e.id.startsWith('tool:') && p.onEdgeOpen(e.id)}
+        onNodeClick={(_, n) => n.type === 'tool' && p.onToolOpen((n as ToolFlowNode).data.view)}
+        onNodeDoubleClick={(_, n) => {
+          const v = n.type === 'tool' ? (n as ToolFlowNode).data.view : null;
+          if (v?.target) p.onOpenChain(v.target);
+        }}
         deleteKeyCode={null}
         selectionKeyCode="Shift"
         multiSelectionKeyCode={['Meta', 'Control']}

@@ -23,13 +23,12 @@ export function newThread(): Thread {
 interface Props {
   chainId: string;
   deployed: boolean;
-  dirty: boolean;
   thread: Thread;
   setThread: (f: (t: Thread) => Thread) => void;
   onRunStart: (runId: string) => void;
 }
 
-export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunStart }: Props) {
+export function RunPanel({ chainId, deployed, thread, setThread, onRunStart }: Props) {
   const [input, setInput] = useState('');
   const [running, setRunning] = useState<string | null>(null);
   const [stopping, setStopping] = useState(false);
@@ -125,8 +124,6 @@ export function RunPanel({ chainId, deployed, dirty, thread, setThread, onRunSta
 
   return (
     <div className="run-panel" data-testid="run-panel">
-      {!deployed && <p className="note">Deploy the chain to run it.</p>}
-      {deployed && dirty && <p className="note">Runs use the deployed version; your unsaved changes are not in it.</p>}
       <div className="chat-log" ref={log} aria-live="polite">
         {thread.turns.length === 0 && <p className="empty">Send a message to run the chain. The conversation is kept while this page is open.</p>}
         {thread.turns.map((t) => (

@@ -10,10 +10,11 @@ export const SHORTCUTS: [string, string][] = [
   ['Ctrl+click', 'Add to the selection'],
   ['F', 'Zoom to fit'],
   ['L', 'Auto-layout'],
-  ['Enter (on a palette item)', 'Add the node'],
+  ['Enter (on a palette item)', 'Add the node (an agent tool: to the selected agent)'],
   ['Alt+N', 'New chain'],
   ['Alt+I / Alt+R', 'Inspect / Run tab'],
   ['Enter (in the message box)', 'Send; Shift+Enter for a new line'],
+  ['Ctrl+Enter (in the message data or metadata)', 'Run the message'],
   ['Escape', 'Clear the selection, close a dialog'],
   ['?', 'This list'],
 ];

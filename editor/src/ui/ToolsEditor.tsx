@@ -94,7 +94,7 @@ function ToolCard({ index, count, entry, builtins, chains, problems, onChange, o
   const title = String(entry.name || entry.targetId || '(new)');
   const general = problems.filter((p) => p.field === '').map((p) => p.problem.message).join('; ');
   return (
-    <li className={`tool-card tool-${type}`} data-tool-index={index} aria-label={`Tool ${index + 1}: ${type} ${title}`}>
+    <li className={`tool-card tool-${type}`} data-tool-index={index} tabIndex={-1} aria-label={`Tool ${index + 1}: ${type} ${title}`}>
       <div className="tool-head">
         <span className={`badge type-${type}`}>{type}</span>
         <span className="tool-title">{title}</span>
