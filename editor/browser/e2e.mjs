@@ -254,6 +254,22 @@ try {
     assert.equal(await page.locator('.status').count(), 0, 'the status line outlived the chain switch');
   });
 
+  await check('runs an agent chain as a JSON message too', async () => {
+    await page.getByRole('tab', { name: 'Run' }).click();
+    await page.getByRole('radio', { name: 'Message (JSON)' }).click();
+    const panel = page.getByTestId('message-run');
+    await panel.getByLabel('Message data').fill('{"message": "say hi"}');
+    await panel.getByLabel('Metadata (JSON object)').fill('{"userId": "ada"}');
+    await panel.getByRole('button', { name: 'Run' }).click();
+    const result = panel.locator('.run-result').last();
+    await result.getByTestId('outcome').filter({ hasText: /^success$/ }).waitFor();
+    assert.equal(await result.getByTestId('result-data').textContent(), 'helper says hi');
+    assert.match(await result.getByTestId('result-metadata').textContent(), /userId\s*ada/);
+    // The chat keeps its own place.
+    await page.getByRole('radio', { name: 'Chat (AG-UI)' }).click();
+    await page.getByLabel('Message').waitFor();
+  });
+
   await check('a call that needs approval pauses the run; the person approves it in the run panel', async () => {
     await page.locator('[data-chain="guarded"] .chain-open').click();
     await page.locator('.doc-title', { hasText: 'guarded' }).waitFor();
