@@ -135,6 +135,8 @@ try {
       tools: [{ type: 'builtin', name: 'read' }, { type: 'agent', targetId: 'helper', name: 'Helper', description: 'Says hi.' }],
     });
     assert.deepEqual(saved.metadata.nodes[1].configuration, {});
+    assert.deepEqual(saved.ruleChain, { id: 'demo', name: 'demo', root: true });
+    for (const n of saved.metadata.nodes) assert.deepEqual(Object.keys(n).sort(), ['additionalInfo', 'configuration', 'id', 'name', 'type']);
     assert.deepEqual(saved.metadata.connections, [{ fromId: 'agent1', toId: 'end1', type: 'Success' }]);
     assert.equal(typeof saved.metadata.nodes[1].additionalInfo.layoutX, 'number');
     await page.keyboard.press('f');
@@ -202,6 +204,8 @@ try {
     });
     await page.getByLabel('Message').fill('hello');
     await page.getByLabel('Message').press('Enter');
+    // A picture of the sub-agent's tool lit while it runs (the assertion is the recorded set below).
+    const litShot = page.locator('[data-testid="tool-agent1-1"].active').waitFor({ timeout: 5000 }).then(() => shot('tool-running'), () => {});
     const text = page.locator('.chat-turn').last().locator('.assistant > .run-body > .assistant-text');
     // Streaming: part of the answer shows before all of it.
     const partial = await page.waitForFunction(
@@ -228,6 +232,7 @@ try {
     await page.locator('[data-testid="node-end1"].visited').waitFor();
     await page.locator('.react-flow__edge.taken').waitFor();
     assert.match(await page.getByTestId('usage').textContent(), /tokens: [1-9]\d* in/);
+    await litShot;
     // The sub-agent's tool node was lit during its call; both calls end done.
     assert.deepEqual([...(await page.evaluate(() => [...window.lit]))].sort(), ['Helper']);
     await page.locator('[data-testid="tool-agent1-1"].done').waitFor();
