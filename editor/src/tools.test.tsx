@@ -5,6 +5,7 @@ import { addTool, bindingProblem, functionName, remoteName, moveTool, pickBuilti
 import type { ChainInfo, Components } from './types';
 import { ToolsEditor } from './ui/ToolsEditor';
 import { locate, under } from './problems';
+import { entryFor } from './ui/toolActions';
 
 const data = components as unknown as Components;
 const builtins = data.builtins!;
@@ -113,5 +114,15 @@ describe('the tools editor', () => {
     const html = render([{ type: 'builtin', name: 'bash', config: { mode: 'maybe' } }], under(under(located, 'configuration'), 'tools'));
     expect(html).toMatch(/data-field="config.mode"[^>]*aria-invalid="true"|aria-invalid="true"[^>]*data-field="config.mode"/);
     expect(html).toContain('mode: want deny or allow');
+  });
+});
+
+describe('a tool added from the canvas or the palette', () => {
+  it('is a new entry of the type, a builtin by name, or a chain filled in from it', () => {
+    expect(entryFor('mcp', [])).toEqual({ type: 'mcp', name: '', config: { server: '' } });
+    expect(entryFor({ type: 'builtin', name: 'read' }, [])).toEqual({ type: 'builtin', name: 'read' });
+    expect(entryFor({ type: 'rulechain', targetId: 'order-status' }, [orders])).toMatchObject({ type: 'rulechain', targetId: 'order-status', name: 'Order_status', parameters: orders.inputSchema });
+    expect(entryFor({ type: 'agent', targetId: 'gone' }, [])).toEqual({ type: 'agent', targetId: 'gone' });
+    expect(entryFor({ type: 'nope' }, [])).toBeNull();
   });
 });

@@ -49,10 +49,11 @@ export function toolActions({ doc, chains, change, inspect, setStatus }: ToolAct
       }),
     );
 
-  const openTool = (v: ToolView) => {
-    inspect(v.agentKey);
-    reveal(v.index);
+  const show = (agentKey: string, index: number) => {
+    inspect(agentKey);
+    reveal(index);
   };
+  const openTool = (v: ToolView) => show(v.agentKey, v.index);
 
   const removeToolOf = (v: ToolView) => setTools(v.agentKey, (list) => removeTool(list, v.index));
 
@@ -66,7 +67,7 @@ export function toolActions({ doc, chains, change, inspect, setStatus }: ToolAct
     if (!entry) return;
     const index = toolsOf(agent.node.configuration).length;
     setTools(agentKey, (list) => [...list, entry]);
-    openTool({ agentKey, index } as ToolView);
+    show(agentKey, index);
   };
 
   return { openTool, removeTool: removeToolOf, addTool };
