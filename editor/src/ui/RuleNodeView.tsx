@@ -48,27 +48,34 @@ function RuleNodeViewImpl({ data, selected }: NodeProps<RuleFlowNode>) {
         <>
           {/* Where the model and tools hang: not a RuleGo connection. */}
           <Handle type="source" id="tools" position={Position.Bottom} isConnectable={false} className="tools-handle" />
-          <button type="button" className="add-tool nodrag" aria-label={`Add a tool to ${data.name || data.id}`} aria-expanded={adding} title="Add a tool" onClick={() => setAdding((a) => !a)}>
-            <Icon name="plus" size={12} />
-          </button>
-          {adding && (
-            <div className="add-tool-menu nodrag" role="menu" aria-label="Tool type">
-              {TOOL_TYPES.map((t) => (
-                <button
-                  key={t}
-                  type="button"
-                  role="menuitem"
-                  data-add-tool-type={t}
-                  onClick={() => {
-                    setAdding(false);
-                    data.onAddTool?.(t);
-                  }}
-                >
-                  {ADD[t]}
-                </button>
-              ))}
-            </div>
-          )}
+          <div
+            className="add-tool-wrap nodrag"
+            // The menu closes when the focus leaves it or on Escape.
+            onBlur={(e) => !e.currentTarget.contains(e.relatedTarget) && setAdding(false)}
+            onKeyDown={(e) => e.key === 'Escape' && (e.stopPropagation(), setAdding(false))}
+          >
+            <button type="button" className="add-tool" aria-label={`Add a tool to ${data.name || data.id}`} aria-expanded={adding} title="Add a tool" onClick={() => setAdding((a) => !a)}>
+              <Icon name="plus" size={12} />
+            </button>
+            {adding && (
+              <div className="add-tool-menu" role="menu" aria-label="Tool type">
+                {TOOL_TYPES.map((t) => (
+                  <button
+                    key={t}
+                    type="button"
+                    role="menuitem"
+                    data-add-tool-type={t}
+                    onClick={() => {
+                      setAdding(false);
+                      data.onAddTool?.(t);
+                    }}
+                  >
+                    {ADD[t]}
+                  </button>
+                ))}
+              </div>
+            )}
+          </div>
         </>
       )}
     </div>
