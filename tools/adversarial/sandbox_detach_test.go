@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ruleagent/ruleagent/tools/bash"
+	"github.com/ruleagent/ruleagent/tools/internal/testhooks"
 )
 
 // A confined command that detaches a process of its own (a new session,
@@ -20,7 +20,7 @@ func TestKernelLeavesNoDetachedProcessBehind(t *testing.T) {
 	requireSandbox(t)
 	ws := t.TempDir()
 	tool := newBashTool(t, map[string]any{"workDir": ws, "interpreters": "on"})
-	bash.DisablePolicyForTesting(t, tool)
+	testhooks.DisableBashPolicy(t, tool)
 	const tag = "97.25"
 	for _, cmd := range []string{
 		`perl -e 'use POSIX; exit if fork; POSIX::setsid(); exit if fork; sleep ` + tag + `' &`,

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/tools"
-	"github.com/ruleagent/ruleagent/tools/bash"
+	"github.com/ruleagent/ruleagent/tools/internal/testhooks"
 	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
@@ -69,7 +69,7 @@ func (f sandboxFixture) kernelOnly(t *testing.T, config map[string]any, cases []
 	t.Helper()
 	config["workDir"] = f.ws
 	off := newBashTool(t, clone(config))
-	bash.DisablePolicyForTesting(t, off)
+	testhooks.DisableBashPolicy(t, off)
 	// The policy's own view of interpreters is its default (off): with
 	// them on it could not see into perl -e, which is exactly what the
 	// kernel is for.
@@ -255,7 +255,7 @@ func TestKernelHidesCredentialsAndBackups(t *testing.T) {
 		}
 	}
 	tool := newBashTool(t, map[string]any{"workDir": f.ws, "allowGroups": []string{"env_read"}})
-	bash.DisablePolicyForTesting(t, tool)
+	testhooks.DisableBashPolicy(t, tool)
 	reads := []string{"cat " + secretKey, "ls -la " + home + "/.ssh", "cat " + filepath.Join(home, ".ssh", "*")}
 	if st.Namespaces {
 		reads = append(reads, "cat .ruleagent/backups/s1/data.txt.v1", "grep -r TOPSECRET .")
@@ -280,7 +280,7 @@ func TestSandboxPositiveControls(t *testing.T) {
 	for _, policyOff := range []bool{false, true} {
 		tool := newBashTool(t, map[string]any{"workDir": f.ws, "timeout": "20s"})
 		if policyOff {
-			bash.DisablePolicyForTesting(t, tool)
+			testhooks.DisableBashPolicy(t, tool)
 		}
 		for _, c := range []struct{ cmd, want string }{
 			{"ls -la | grep data.txt | wc -l", "1"},

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/internal/testhooks"
 	"github.com/ruleagent/ruleagent/tools/workspace"
 )
 
@@ -53,7 +54,7 @@ var argsSchema = json.RawMessage(`{
 // releases it.
 type Tool struct {
 	sandbox *sandboxState
-	// policyOff is set by DisablePolicyForTesting only.
+	// policyOff is set by tests only, through tools/internal/testhooks.
 	policyOff bool
 	cfg       Config
 	policy    *Policy
@@ -64,17 +65,18 @@ type Tool struct {
 
 var _ io.Closer = (*Tool)(nil)
 
-// DisablePolicyForTesting switches the tool's command policy off for the
-// rest of a test, so that a test can show what the kernel sandbox alone
-// stops. Nothing but tests may call it: tb is the test's *testing.T.
-func DisablePolicyForTesting(tb interface {
-	Helper()
-	Cleanup(func())
-}, tool tools.Tool) {
-	tb.Helper()
-	t := tool.(*Tool)
-	t.policyOff = true
-	tb.Cleanup(func() { t.policyOff = false })
+// The switch that turns the command policy off is for tests only; it is
+// reachable through tools/internal/testhooks, which nothing outside the
+// tools can import.
+func init() {
+	testhooks.InstallBashPolicySwitch(func(tool any) (func(), bool) {
+		t, ok := tool.(*Tool)
+		if !ok {
+			return nil, false
+		}
+		t.policyOff = true
+		return func() { t.policyOff = false }, true
+	})
 }
 
 // New makes a bash tool from its config. Bad config is a *tools.ConfigError
