@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/sandbox"
@@ -96,6 +97,10 @@ func (t *Tool) confinement() (*sandbox.Launcher, error) {
 	return sb.launcher, nil
 }
 
+// hostLookupTimeout bounds the lookup of each connect-list host name
+// when the sandbox starts.
+const hostLookupTimeout = 2 * time.Second
+
 // sandboxSpec derives what commands may do from the policy and config.
 func (t *Tool) sandboxSpec(tmpRoot string) sandbox.Spec {
 	sb := t.sandbox
@@ -115,7 +120,8 @@ func (t *Tool) sandboxSpec(tmpRoot string) sandbox.Spec {
 	return sandbox.Spec{
 		Workspace: t.ws.Dir(), Read: sb.settings.Read, Write: sb.settings.Write,
 		Exec: exec, ExecDirs: execDirs, Hidden: hidden, TmpRoot: tmpRoot,
-		Network: sb.settings.Network, Connect: sb.ports, Namespaces: sandboxStatus().Namespaces,
+		Network: sb.settings.Network, Connect: sb.ports, Hosts: sandbox.ResolveHosts(sb.settings.Connect, hostLookupTimeout),
+		Namespaces: sandboxStatus().Namespaces,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/childenv"
@@ -103,7 +104,8 @@ func (s *stdioSandbox) confine(cmd *exec.Cmd, cwd string) (cleanup func(), err e
 		workspace = root
 	}
 	spec := sandbox.Spec{Workspace: workspace, Read: s.settings.Read, Write: s.settings.Write, Exec: exe, Hidden: hidden,
-		TmpRoot: root, Network: s.settings.Network, Connect: s.ports, Namespaces: st.Namespaces}
+		TmpRoot: root, Network: s.settings.Network, Connect: s.ports, Hosts: sandbox.ResolveHosts(s.settings.Connect, 2*time.Second),
+		Namespaces: st.Namespaces}
 	if err := sandbox.Confine(cmd, spec); err != nil {
 		cleanup()
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -57,14 +56,7 @@ func Confine(cmd *exec.Cmd, spec Spec) error {
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = append([]string{"ruleagent-sandbox-exec"}, req.Args[1:]...)
 	if spec.Namespaces {
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		inUserNamespace(cmd.SysProcAttr)
-		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNS
-		if spec.privateNetwork() {
-			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
-		}
+		inNamespaces(cmd, spec.privateNetwork())
 	}
 	return nil
 }
@@ -80,6 +72,9 @@ func runExec() {
 	os.Unsetenv(execEnv)
 	if err != nil {
 		fail("bad %s", execEnv)
+	}
+	if err := enterUserNamespace(); err != nil {
+		fail("%v", err)
 	}
 	f := os.NewFile(uintptr(fd), "spec")
 	var req execRequest
@@ -109,7 +104,11 @@ func runExec() {
 	if err != nil {
 		fail("%v", err)
 	}
-	if err := restrictThread(rs); err != nil {
+	filter, err := seccompProgram(&spec)
+	if err != nil {
+		fail("%v", err)
+	}
+	if err := restrictThread(rs, filter); err != nil {
 		fail("%v", err)
 	}
 	env := make([]string, 0, len(os.Environ())+1)

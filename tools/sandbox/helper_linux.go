@@ -52,9 +52,11 @@ type reply struct {
 type helper struct {
 	spec *Spec
 	abi  int
-	mu   sync.Mutex
-	runs map[string]*list.Element
-	lru  *list.List // of *runSet, most recent first
+	// filter is the seccomp filter of every command.
+	filter []unix.SockFilter
+	mu     sync.Mutex
+	runs   map[string]*list.Element
+	lru    *list.List // of *runSet, most recent first
 	// active holds the process groups of the commands not yet reaped.
 	active map[int]bool
 	// spawn is held (shared) from a command's start until it is marked
@@ -92,6 +94,10 @@ func runHelper() {
 	// commands.
 	runtime.LockOSThread()
 	os.Unsetenv(helperEnv)
+	// The user namespace's maps are written while the process is still
+	// dumpable (its /proc files are its own); then nothing of the same
+	// user may read its memory.
+	usernsErr := enterUserNamespace()
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	subreaperErr := becomeSubreaper()
 	unix.CloseOnExec(controlFD)
@@ -113,6 +119,9 @@ func runHelper() {
 	if abiErr != nil || abi < 1 {
 		f.Error = "the kernel has no Landlock"
 	}
+	if f.Error == "" && usernsErr != nil {
+		f.Error = usernsErr.Error()
+	}
 	if f.Error == "" && subreaperErr != nil {
 		f.Error = "cannot adopt the commands' orphans (PR_SET_CHILD_SUBREAPER): " + subreaperErr.Error()
 	}
@@ -120,6 +129,11 @@ func runHelper() {
 		prepareNamespaces(&spec, &f)
 	}
 	h := &helper{spec: &spec, abi: abi, runs: map[string]*list.Element{}, lru: list.New(), active: map[int]bool{}}
+	if f.Error == "" {
+		if h.filter, err = seccompProgram(&spec); err != nil {
+			f.Error = err.Error()
+		}
+	}
 	if f.Error == "" {
 		// Build one ruleset now, so that a spec the kernel refuses is
 		// reported at start rather than on the first command.
@@ -292,9 +306,9 @@ type startReq struct {
 // forks the run's commands from it: they inherit its confinement. The
 // domain is made once per run, not per command, because making one copies
 // every rule. The thread ends with the goroutine (it is never unlocked).
-func confinedThread(rulesetFD int, starts chan startReq, ready chan error) {
+func confinedThread(rulesetFD int, filter []unix.SockFilter, starts chan startReq, ready chan error) {
 	runtime.LockOSThread()
-	err := restrictThread(rulesetFD)
+	err := restrictThread(rulesetFD, filter)
 	ready <- err
 	for req := range starts {
 		if err != nil {
@@ -351,7 +365,7 @@ func (h *helper) ruleset(run string) (*runSet, error) {
 	}
 	rs := &runSet{run: run, dir: dir, starts: make(chan startReq)}
 	ready := make(chan error, 1)
-	go confinedThread(fd, rs.starts, ready)
+	go confinedThread(fd, h.filter, rs.starts, ready)
 	err = <-ready
 	unix.Close(fd)
 	if err != nil {

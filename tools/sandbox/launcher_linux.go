@@ -81,11 +81,7 @@ func startHelper(spec *Spec) (*helperProc, facts, error) {
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	if spec.Namespaces {
-		inUserNamespace(cmd.SysProcAttr)
-		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNS
-		if spec.privateNetwork() {
-			cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
-		}
+		inNamespaces(cmd, spec.privateNetwork())
 	}
 	err = cmd.Start()
 	specR.Close()

@@ -11,8 +11,9 @@ import (
 )
 
 const (
-	helperEnv = "RULEAGENT_SANDBOX_HELPER"
-	execEnv   = "RULEAGENT_SANDBOX_EXEC"
+	helperEnv  = "RULEAGENT_SANDBOX_HELPER"
+	execEnv    = "RULEAGENT_SANDBOX_EXEC"
+	nsProbeEnv = "RULEAGENT_SANDBOX_NSPROBE"
 )
 
 var errUnsupported = errors.New("Landlock needs Linux; this is " + runtime.GOOS)
@@ -21,6 +22,8 @@ func probe() Status { return Status{Reason: errUnsupported.Error()} }
 
 func runHelper() { os.Exit(2) }
 func runExec()   { os.Exit(126) }
+
+func runNamespaceProbe() { os.Exit(2) }
 
 // Launcher is unavailable off Linux; NewLauncher's Start always fails.
 type Launcher struct{ spec Spec }

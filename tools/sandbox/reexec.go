@@ -13,5 +13,7 @@ func init() {
 		runHelper()
 	case os.Getenv(execEnv) != "":
 		runExec()
+	case os.Getenv(nsProbeEnv) == "1":
+		runNamespaceProbe()
 	}
 }

@@ -124,10 +124,10 @@ func buildRuleset(spec *Spec, abi int, runDir string) (int, error) {
 }
 
 // restrictThread confines the calling OS thread (only it) with the
-// ruleset: what it starts afterwards inherits the confinement. The caller
-// must have locked the goroutine to its thread and never unlock it, so
-// that the thread ends with the goroutine.
-func restrictThread(rulesetFD int) error {
+// ruleset and the seccomp filter: what it starts afterwards inherits the
+// confinement. The caller must have locked the goroutine to its thread and
+// never unlock it, so that the thread ends with the goroutine.
+func restrictThread(rulesetFD int, filter []unix.SockFilter) error {
 	dropCapabilities()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
@@ -135,7 +135,7 @@ func restrictThread(rulesetFD int) error {
 	if err := ll.LandlockRestrictSelf(rulesetFD, 0); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	return nil
+	return loadSeccomp(filter)
 }
 
 // dropCapabilities empties the calling thread's capability bounding,

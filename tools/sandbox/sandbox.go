@@ -22,12 +22,15 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Mode says whether commands must, may or must not be confined.
@@ -104,6 +107,31 @@ func ParseNetwork(network string, connect []string) ([]uint16, error) {
 	return slices.Compact(ports), nil
 }
 
+// ResolveHosts looks up the host names of a connect list (host:port
+// entries; literal addresses need no lookup), each within timeout, for
+// Spec.Hosts. Names that do not resolve are left out.
+func ResolveHosts(connect []string, timeout time.Duration) map[string][]string {
+	var out map[string][]string
+	for _, hp := range connect {
+		host := hp[:max(strings.LastIndexByte(hp, ':'), 0)]
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if host == "" || net.ParseIP(host) != nil || out[host] != nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+		cancel()
+		if err != nil || len(addrs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[host] = addrs
+	}
+	return out
+}
+
 // Spec is what one confined process, or the helper of one tool, is
 // allowed. It is sent to the helper as JSON.
 type Spec struct {
@@ -125,6 +153,11 @@ type Spec struct {
 	// Network and Connect as in Settings.
 	Network string   `json:"network"`
 	Connect []uint16 `json:"connect,omitempty"`
+	// Hosts are the addresses of the connect list's host names (see
+	// ResolveHosts). Commands cannot resolve names themselves (no UDP, so
+	// no DNS); with a mount namespace these are added to their
+	// /etc/hosts.
+	Hosts map[string][]string `json:"hosts,omitempty"`
 	// Namespaces asks for mount and network namespaces (when the process
 	// may create them).
 	Namespaces bool `json:"namespaces,omitempty"`

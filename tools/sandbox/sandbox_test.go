@@ -214,18 +214,38 @@ func TestNoExecWorkspace(t *testing.T) {
 const expectNamespaces = "RULEAGENT_SANDBOX_TEST_EXPECT_NS"
 
 // TestUnprivilegedUser runs the launcher tests again as the user nobody,
-// as a server that is not root runs: the helper then sets up its
-// namespaces inside a user namespace of its own.
+// as a server that is not root runs, and non-dumpable, as the ruleagent
+// server makes itself: the helper then sets up its namespaces inside a
+// user namespace of its own, which it maps itself.
 func TestUnprivilegedUser(t *testing.T) {
 	requireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("already not root: the other tests cover this case")
 	}
+	if why := unprivilegedUserNamespacesForbidden(); why != "" {
+		t.Skipf("this system forbids unprivileged user namespaces: %s", why)
+	}
+	dir, bin := copyTestBinary(t)
+	tests := "^(TestLauncherRunsConfinedCommands|TestKillAndCloseEndEverything|TestConfineExec|TestNoExecWorkspace|TestSocketFamiliesWithNetworkOff|TestDescribeSaysNamespaces|TestConnectListNamesResolve)$"
+	cmd := exec.Command(bin, "-test.run", tests, "-test.v")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir, "HOME=/nonexistent", expectNamespaces + "=1", nonDumpableEnv + "=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || bytes.Count(out, []byte("--- PASS")) != 7 {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// copyTestBinary copies the test binary into a new directory every user
+// may enter and write (removed at the end of the test).
+func copyTestBinary(t *testing.T) (dir, bin string) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "sandbox-nobody-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o1777); err != nil {
 		t.Fatal(err)
 	}
@@ -233,19 +253,40 @@ func TestUnprivilegedUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "sandbox.test")
+	bin = filepath.Join(dir, "sandbox.test")
 	if err := os.WriteFile(bin, self, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run", "^(TestLauncherRunsConfinedCommands|TestKillAndCloseEndEverything|TestConfineExec|TestNoExecWorkspace)$", "-test.v")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir, "HOME=/nonexistent", expectNamespaces + "=1"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if bytes.Contains(out, []byte("user namespaces are not allowed")) {
-		t.Skipf("this system does not allow unprivileged user namespaces:\n%s", out)
+	return dir, bin
+}
+
+// unprivilegedUserNamespacesForbidden names the system setting that
+// forbids unprivileged user namespaces here, if one does.
+func unprivilegedUserNamespacesForbidden() string {
+	for _, s := range []struct{ file, forbidden string }{
+		{"/proc/sys/kernel/unprivileged_userns_clone", "0"},
+		{"/proc/sys/user/max_user_namespaces", "0"},
+		{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"},
+	} {
+		if b, err := os.ReadFile(s.file); err == nil && strings.TrimSpace(string(b)) == s.forbidden {
+			return s.file + "=" + s.forbidden
+		}
 	}
-	if err != nil || bytes.Count(out, []byte("--- PASS")) != 4 {
-		t.Fatalf("as nobody: %v\n%s", err, out)
+	return ""
+}
+
+// TestDescribeSaysNamespaces: where namespaces are expected (as root, and
+// as nobody in TestUnprivilegedUser), Describe reports them, and its
+// mechanism says so.
+func TestDescribeSaysNamespaces(t *testing.T) {
+	st := requireLandlock(t)
+	if os.Getenv(expectNamespaces) != "1" && os.Geteuid() != 0 {
+		t.Skip("namespaces are only expected as root or under TestUnprivilegedUser")
+	}
+	if !st.Namespaces || !strings.Contains(st.Mechanism, "namespaces") {
+		t.Fatalf("namespaces expected: %+v", st)
+	}
+	if os.Geteuid() != 0 && !strings.Contains(st.Mechanism, "user namespace") {
+		t.Fatalf("not root: the mechanism should say the namespaces are in a user namespace: %q", st.Mechanism)
 	}
 }

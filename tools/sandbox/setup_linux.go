@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -38,6 +39,12 @@ func prepareNamespaces(spec *Spec, f *facts) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		f.Error = "mount: " + err.Error()
 		return
+	}
+	if len(spec.Hosts) > 0 {
+		if err := addHosts(spec); err != nil {
+			f.Error = "/etc/hosts: " + err.Error()
+			return
+		}
 	}
 	f.NoExec = true
 	for _, p := range append([]string{spec.Workspace, spec.TmpRoot}, spec.Write...) {
@@ -95,19 +102,26 @@ func remount(p string, flags uintptr) error {
 	if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
 	}
+	return unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|flags|lockedFlags(p), "")
+}
+
+// lockedFlags are the mount flags p's mount has, as mount(2) flags.
+func lockedFlags(p string) uintptr {
 	var st unix.Statfs_t
-	if err := unix.Statfs(p, &st); err == nil {
-		for _, f := range []struct{ st, ms uintptr }{
-			{unix.ST_RDONLY, unix.MS_RDONLY}, {unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
-			{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME},
-			{unix.ST_RELATIME, unix.MS_RELATIME},
-		} {
-			if uintptr(st.Flags)&f.st != 0 {
-				flags |= f.ms
-			}
+	if err := unix.Statfs(p, &st); err != nil {
+		return 0
+	}
+	var flags uintptr
+	for _, f := range []struct{ st, ms uintptr }{
+		{unix.ST_RDONLY, unix.MS_RDONLY}, {unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
+		{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME},
+		{unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(st.Flags)&f.st != 0 {
+			flags |= f.ms
 		}
 	}
-	return unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|flags, "")
+	return flags
 }
 
 // hide covers p with an empty, read-only, inaccessible file system (a
@@ -134,10 +148,46 @@ func hide(p, tmpRoot string) error {
 	if err := os.WriteFile(empty, nil, 0); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	if err := unix.Mount(empty, p, "", unix.MS_BIND, ""); err != nil {
+	return bindReadOnly(empty, p)
+}
+
+// bindReadOnly mounts src over dst, read-only.
+func bindReadOnly(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
 		return err
 	}
-	return unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
+	return unix.Mount("", dst, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|lockedFlags(dst), "")
+}
+
+// addHosts covers /etc/hosts with a copy that also holds the connect
+// list's host names, so that commands resolve them without DNS.
+func addHosts(spec *Spec) error {
+	const hostsFile = "/etc/hosts"
+	orig, err := os.ReadFile(hostsFile)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.Write(orig)
+	if len(orig) > 0 && orig[len(orig)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString("# added by ruleagent's sandbox: the tool's connect list\n")
+	names := make([]string, 0, len(spec.Hosts))
+	for name := range spec.Hosts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, addr := range spec.Hosts[name] {
+			fmt.Fprintf(&b, "%s %s\n", addr, name)
+		}
+	}
+	copyPath := filepath.Join(spec.TmpRoot, ".hosts")
+	if err := os.WriteFile(copyPath, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return bindReadOnly(copyPath, hostsFile)
 }
 
 // loopbackUp brings up the loopback interface of this network namespace.
