@@ -2,7 +2,9 @@ package adversarial_test
 
 import (
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -139,5 +141,52 @@ func TestKernelStopsOtherProtocolsWithConnectList(t *testing.T) {
 	f.kernelOnly(t, map[string]any{"interpreters": "on", "connect": []string{"127.0.0.1:9"}}, cases)
 	if tcp, udp := l.settle(); tcp != 0 || udp != 0 {
 		t.Fatalf("with a connect list, confined commands reached unlisted destinations: %d MPTCP connections, %d UDP datagrams", tcp, udp)
+	}
+}
+
+// TestKernelStopsNamedUnixSockets: Landlock (before ABI 9) does not check
+// connecting to a named Unix socket, and those lead out of the sandbox
+// (D-Bus to systemd, docker.sock, an ssh-agent): outside network "any", a
+// confined command cannot create a Unix socket to connect with.
+func TestKernelStopsNamedUnixSockets(t *testing.T) {
+	requireSandbox(t)
+	requirePerl(t)
+	f := newSandboxFixture(t)
+	sock := filepath.Join(f.outside, "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	if err := os.Chmod(sock, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	connect := `perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n"; connect($s, pack_sockaddr_un("` + sock + `")) or die "connect: $!\n"; open(F, ">WSMARKER")'`
+	for _, config := range []map[string]any{
+		{"interpreters": "on"},
+		{"interpreters": "on", "connect": []string{"127.0.0.1:9"}},
+		{"interpreters": "on", "network": "loopback"},
+	} {
+		f.kernelOnly(t, config, []kernelCase{{connect, "interpreters"}})
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("confined commands connected %d times to a Unix socket outside their sandbox", n)
 	}
 }

@@ -112,17 +112,54 @@ func (t *Tool) sandboxSpec(tmpRoot string) sandbox.Spec {
 		execDirs = append(execDirs, "/usr/lib/git-core", "/usr/libexec/git-core")
 	}
 	hidden := append([]string{filepath.Join(t.ws.Dir(), ".ruleagent", "backups")}, sandbox.DefaultHidden()...)
-	if home, err := os.UserHomeDir(); err == nil {
+	home, _ := os.UserHomeDir()
+	if home != "" {
 		for _, c := range sandbox.CredentialDirs {
 			hidden = append(hidden, filepath.Join(home, c))
 		}
 	}
+	hidden = append(hidden, denyArgPaths(t.policy.denyArgs, t.ws.Dir(), home)...)
 	return sandbox.Spec{
 		Workspace: t.ws.Dir(), Read: sb.settings.Read, Write: sb.settings.Write,
 		Exec: exec, ExecDirs: execDirs, Hidden: hidden, TmpRoot: tmpRoot,
 		Network: sb.settings.Network, Connect: sb.ports, Hosts: sandbox.ResolveHosts(sb.settings.Connect, hostLookupTimeout),
 		Namespaces: sandboxStatus().Namespaces,
 	}
+}
+
+// denyArgPaths are the paths of denyArgs entries, which the kernel keeps
+// unreadable as it keeps credentials: entries that name a path (absolute,
+// relative to the workspace, or ~/...), and bare names of a file or
+// directory at the top of the workspace; glob patterns stand for the
+// paths they match when the sandbox starts. Options (-x, --x) are not
+// paths.
+func denyArgPaths(denyArgs []string, ws, home string) []string {
+	var out []string
+	for _, a := range denyArgs {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		p := a
+		switch {
+		case strings.HasPrefix(a, "~/") && home != "":
+			p = filepath.Join(home, a[2:])
+		case !filepath.IsAbs(a):
+			p = filepath.Join(ws, a)
+			if !strings.Contains(a, "/") {
+				if _, err := os.Lstat(p); err != nil && !strings.ContainsAny(a, "*?[") {
+					continue // an argument such as a branch name
+				}
+			}
+		}
+		p = filepath.Clean(p)
+		if strings.ContainsAny(p, "*?[") {
+			matches, _ := filepath.Glob(p)
+			out = append(out, matches...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func envValue(env []string, name string) string {

@@ -38,6 +38,7 @@ func Confine(cmd *exec.Cmd, spec Spec) error {
 	if err != nil {
 		return err
 	}
+	spec.Withheld = systemWithheld()
 	req := execRequest{Spec: spec, Path: cmd.Path, Args: cmd.Args}
 	if len(req.Args) == 0 {
 		req.Args = []string{cmd.Path}
@@ -100,7 +101,7 @@ func runExec() {
 	if err != nil {
 		fail("private temporary directory: %v", err)
 	}
-	rs, err := buildRuleset(&spec, abi, dir)
+	rs, err := buildRuleset(&spec, abi, dir, newReadPlan(&spec))
 	if err != nil {
 		fail("%v", err)
 	}

@@ -54,9 +54,12 @@ type helper struct {
 	abi  int
 	// filter is the seccomp filter of every command.
 	filter []unix.SockFilter
-	mu     sync.Mutex
-	runs   map[string]*list.Element
-	lru    *list.List // of *runSet, most recent first
+	// plan grants the read-only trees (guarded by mu); it is made again
+	// when one of its directories changes.
+	plan *readPlan
+	mu   sync.Mutex
+	runs map[string]*list.Element
+	lru  *list.List // of *runSet, most recent first
 	// active holds the process groups of the commands not yet reaped.
 	active map[int]bool
 	// spawn is held (shared) from a command's start until it is marked
@@ -127,6 +130,8 @@ func runHelper() {
 	}
 	if f.Error == "" && spec.Namespaces {
 		prepareNamespaces(&spec, &f)
+	} else {
+		f.Exposed = exposedWithoutNamespaces(&spec)
 	}
 	h := &helper{spec: &spec, abi: abi, runs: map[string]*list.Element{}, lru: list.New(), active: map[int]bool{}}
 	if f.Error == "" {
@@ -358,7 +363,13 @@ func (h *helper) ruleset(run string) (*runSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("private temporary directory: %w", err)
 	}
-	fd, err := buildRuleset(h.spec, h.abi, dir)
+	if h.plan == nil || !h.plan.current() {
+		if h.plan != nil {
+			h.plan.Close()
+		}
+		h.plan = newReadPlan(h.spec)
+	}
+	fd, err := buildRuleset(h.spec, h.abi, dir, h.plan)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

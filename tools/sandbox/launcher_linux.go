@@ -52,7 +52,9 @@ func (l *Launcher) helper() (*helperProc, error) {
 			return l.h, nil
 		}
 	}
-	h, f, err := startHelper(&l.spec)
+	spec := l.spec
+	spec.Withheld = systemWithheld()
+	h, f, err := startHelper(&spec)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -48,9 +49,35 @@ var systemReadable = []string{"/etc", "/usr/lib", "/usr/lib32", "/usr/lib64", "/
 // devices may be opened for reading and writing.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
+// readOnlyTrees are the trees spec's commands may read but not write.
+func readOnlyTrees(spec *Spec) []string {
+	return append(slices.Clone(systemReadable), spec.Read...)
+}
+
+// newReadPlan makes the plan of spec's read-only trees: everything in them
+// but the withheld system paths and the hidden paths, except the programs
+// the commands may execute.
+func newReadPlan(spec *Spec) *readPlan {
+	allowed := map[string]bool{}
+	for _, p := range spec.Exec {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			allowed[real] = true
+		}
+	}
+	var execDirs []string
+	for _, d := range spec.ExecDirs {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			execDirs = append(execDirs, real)
+		}
+	}
+	keep := func(p string) bool { return allowed[p] || insideAny(p, execDirs) }
+	return makeReadPlan(readOnlyTrees(spec), append(slices.Clone(spec.Withheld), spec.Hidden...), keep)
+}
+
 // buildRuleset makes a Landlock ruleset for spec, with runDir as the
-// private temporary directory. The caller closes the descriptor.
-func buildRuleset(spec *Spec, abi int, runDir string) (int, error) {
+// private temporary directory and plan granting the read-only trees. The
+// caller closes the descriptor.
+func buildRuleset(spec *Spec, abi int, runDir string, plan *readPlan) (int, error) {
 	attr := ll.RulesetAttr{HandledAccessFS: fsRights(abi)}
 	if abi >= 4 && spec.Network != NetworkAny {
 		attr.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
@@ -68,18 +95,24 @@ func buildRuleset(spec *Spec, abi int, runDir string) (int, error) {
 		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
 	handled := attr.HandledAccessFS
-	add := func(path string, access uint64, required bool) error {
-		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			if required {
-				return fmt.Errorf("%s: %w", path, err)
-			}
+	// add grants access to path. A missing path is an error only when
+	// required; a path planned entry by entry is not followed if it has
+	// become a symlink since, and skipped if it is no longer a file or a
+	// directory.
+	addFD := func(pfd int, path string, access uint64, planned bool) error {
+		var st unix.Stat_t
+		if unix.Fstat(pfd, &st) != nil {
 			return nil
 		}
-		defer unix.Close(pfd)
-		var st unix.Stat_t
-		if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+		case unix.S_IFREG, unix.S_IFCHR:
 			// Rights about directory entries do not apply to files.
+			access &= ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+		default:
+			if planned {
+				return nil
+			}
 			access &= ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
 		}
 		if err := ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: access & handled}, 0); err != nil {
@@ -87,24 +120,45 @@ func buildRuleset(spec *Spec, abi int, runDir string) (int, error) {
 		}
 		return nil
 	}
+	add := func(path string, access uint64, required, planned bool) error {
+		flags := unix.O_PATH | unix.O_CLOEXEC
+		if planned {
+			flags |= unix.O_NOFOLLOW
+		}
+		pfd, err := unix.Open(path, flags, 0)
+		if err != nil {
+			if required {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return nil
+		}
+		defer unix.Close(pfd)
+		return addFD(pfd, path, access, planned)
+	}
 	steps := []error{
-		add(spec.Workspace, accessRead|accessWrite, true),
-		add(runDir, accessRead|accessWrite, true),
+		add(spec.Workspace, accessRead|accessWrite, true, false),
+		add(runDir, accessRead|accessWrite, true, false),
 	}
 	for _, p := range spec.Write {
-		steps = append(steps, add(p, accessRead|accessWrite, false))
+		steps = append(steps, add(p, accessRead|accessWrite, false, false))
 	}
-	for _, p := range append(append([]string{}, systemReadable...), spec.Read...) {
-		steps = append(steps, add(p, accessRead, false))
+	for i, p := range plan.rules {
+		if plan.fds[i] < 0 {
+			steps = append(steps, add(p, plan.access[i], false, true))
+			continue
+		}
+		if err := ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{ParentFd: plan.fds[i], AllowedAccess: plan.access[i] & handled}, 0); err != nil {
+			steps = append(steps, fmt.Errorf("landlock_add_rule %s: %w", p, err))
+		}
 	}
 	for _, p := range devices {
-		steps = append(steps, add(p, accessDevice, false))
+		steps = append(steps, add(p, accessDevice, false, false))
 	}
 	for _, p := range spec.Exec {
-		steps = append(steps, add(p, accessExec, false))
+		steps = append(steps, add(p, accessExec, false, false))
 	}
 	for _, p := range spec.ExecDirs {
-		steps = append(steps, add(p, accessExec|ll.AccessFSReadDir, false))
+		steps = append(steps, add(p, accessExec|ll.AccessFSReadDir, false, false))
 	}
 	for _, err := range steps {
 		if err != nil {

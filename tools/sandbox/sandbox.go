@@ -146,8 +146,12 @@ type Spec struct {
 	// ExecDirs are directories whose files may be executed.
 	ExecDirs []string `json:"execDirs,omitempty"`
 	// Hidden are paths that must stay unreadable even inside a readable
-	// tree; hiding them there needs a mount namespace.
+	// tree: in a read-only tree Landlock grants around them; in a
+	// writable one (the workspace) hiding them needs a mount namespace.
 	Hidden []string `json:"hidden,omitempty"`
+	// Withheld are the programs and owner-only files of the system's
+	// readable trees (see withheld_linux.go); the launcher fills it in.
+	Withheld []string `json:"withheld,omitempty"`
 	// TmpRoot is where the private temporary directories are made.
 	TmpRoot string `json:"tmpRoot"`
 	// Network and Connect as in Settings.
@@ -262,6 +266,12 @@ func sortedUnique(paths []string) []string {
 	out := slices.Clone(paths)
 	sort.Strings(out)
 	return slices.Compact(out)
+}
+
+// writable are the trees commands may write, where Landlock cannot keep
+// a path unreadable (it grants whole hierarchies).
+func (s *Spec) writable() []string {
+	return append([]string{s.Workspace, s.TmpRoot}, s.Write...)
 }
 
 // privateNetwork reports whether the process gets a network namespace of

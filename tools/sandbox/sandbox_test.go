@@ -226,13 +226,14 @@ func TestUnprivilegedUser(t *testing.T) {
 		t.Skipf("this system forbids unprivileged user namespaces: %s", why)
 	}
 	dir, bin := copyTestBinary(t)
-	tests := "^(TestLauncherRunsConfinedCommands|TestKillAndCloseEndEverything|TestConfineExec|TestNoExecWorkspace|TestSocketFamiliesWithNetworkOff|TestDescribeSaysNamespaces|TestConnectListNamesResolve)$"
+	tests := "^(TestLauncherRunsConfinedCommands|TestKillAndCloseEndEverything|TestConfineExec|TestNoExecWorkspace|TestSocketFamiliesWithNetworkOff|TestDescribeSaysNamespaces|TestConnectListNamesResolve|TestRootOnlyFilesUnreadable|TestLibraryProgramsDoNotRun)$"
 	cmd := exec.Command(bin, "-test.run", tests, "-test.v")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir, "HOME=/nonexistent", expectNamespaces + "=1", nonDumpableEnv + "=1"}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + dir, "HOME=/nonexistent", expectNamespaces + "=1", nonDumpableEnv + "=1",
+		libraryProgramEnv + "=" + plantLibraryProgram(t)}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
-	if err != nil || bytes.Count(out, []byte("--- PASS")) != 7 {
+	if err != nil || bytes.Count(out, []byte("--- PASS")) != 9 {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }

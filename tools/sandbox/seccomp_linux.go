@@ -12,21 +12,26 @@ import (
 
 // Landlock's network rules know TCP only (bind and connect, by port): a
 // confined process could still reach any listener over MPTCP, send UDP
-// anywhere, or open raw and packet sockets where it has the capability. A
-// seccomp filter beside Landlock decides which sockets may be created at
-// all, so that Landlock's port rules cover every socket that can reach the
-// network:
+// anywhere, or open raw and packet sockets where it has the capability.
+// Nor does Landlock before ABI 9 check connecting to a named Unix socket,
+// and those lead out of any sandbox: D-Bus to systemd (which starts
+// whatever it is asked to, as the caller), docker.sock, an ssh-agent, X11.
+// A seccomp filter beside Landlock therefore decides which sockets may be
+// created at all, so that Landlock's port rules cover every socket that
+// can reach anything:
 //
-//   - network off (and loopback without a network namespace): Unix
-//     sockets only. A resolver's UDP socket fails at once (there is no
-//     network to ask) and glibc treats a refused netlink socket as "no
-//     interface information", so ordinary tools keep working offline;
-//   - a connect list: Unix sockets, and IPv4 and IPv6 stream sockets of
-//     protocol 0 or TCP, whose connections Landlock checks by port. No
-//     UDP (so no DNS: where it has a mount namespace, the helper writes
-//     the listed hosts' addresses into /etc/hosts), no MPTCP or SCTP;
-//   - loopback in a network namespace of its own: Unix, IPv4, IPv6 and
-//     routing netlink sockets, which reach nothing but that namespace;
+//   - network off (and loopback without a network namespace): none.
+//     Connected Unix socket pairs (socketpair), which reach nothing but
+//     the other end, are allowed in every mode. A resolver's UDP socket
+//     fails at once (there is no network to ask), glibc treats a refused
+//     netlink socket as "no interface information" and a refused nscd
+//     socket as "no nscd", so ordinary tools keep working offline;
+//   - a connect list: IPv4 and IPv6 stream sockets of protocol 0 or TCP,
+//     whose connections Landlock checks by port. No UDP (so no DNS: where
+//     it has a mount namespace, the helper writes the listed hosts'
+//     addresses into /etc/hosts), no MPTCP or SCTP, no Unix socket;
+//   - loopback in a network namespace of its own: IPv4, IPv6 and routing
+//     netlink sockets, which reach nothing but that namespace;
 //   - any: every socket.
 //
 // In every case io_uring is refused (its operations are not seen by
@@ -67,9 +72,9 @@ type argCheck struct {
 func equal(arg int, v uint64) argCheck { return argCheck{arg: arg, mask: ^uint64(0), value: v} }
 
 // socketAllowed are the socket(2) calls the spec allows, each a list of
-// conditions that must all hold; nil allows every socket.
+// conditions that must all hold; nil allows every socket, an empty list
+// none.
 func socketAllowed(spec *Spec) [][]argCheck {
-	unixOnly := [][]argCheck{{equal(0, unix.AF_UNIX)}}
 	switch {
 	case spec.Network == NetworkAny:
 		return nil
@@ -77,7 +82,7 @@ func socketAllowed(spec *Spec) [][]argCheck {
 		// The type is SOCK_STREAM, with SOCK_NONBLOCK and SOCK_CLOEXEC
 		// the only other bits allowed.
 		stream := argCheck{arg: 1, mask: ^uint64(unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC), value: unix.SOCK_STREAM}
-		out := unixOnly
+		var out [][]argCheck
 		for _, f := range []uint64{unix.AF_INET, unix.AF_INET6} {
 			for _, p := range []uint64{0, unix.IPPROTO_TCP} {
 				out = append(out, []argCheck{equal(0, f), stream, equal(2, p)})
@@ -85,10 +90,10 @@ func socketAllowed(spec *Spec) [][]argCheck {
 		}
 		return out
 	case spec.Network == NetworkLoopback && spec.inNetNS:
-		return append(unixOnly, []argCheck{equal(0, unix.AF_INET)}, []argCheck{equal(0, unix.AF_INET6)},
-			[]argCheck{equal(0, unix.AF_NETLINK), equal(2, unix.NETLINK_ROUTE)})
+		return [][]argCheck{{equal(0, unix.AF_INET)}, {equal(0, unix.AF_INET6)},
+			{equal(0, unix.AF_NETLINK), equal(2, unix.NETLINK_ROUTE)}}
 	}
-	return unixOnly
+	return [][]argCheck{}
 }
 
 // filterAsm builds a BPF program with forward jumps to labels.

@@ -56,10 +56,9 @@ func prepareNamespaces(spec *Spec, f *facts) {
 			f.NoExec = false
 		}
 	}
-	readable := append([]string{spec.Workspace, spec.TmpRoot}, append(spec.Write, spec.Read...)...)
 	for _, h := range spec.Hidden {
-		if !insideAny(h, readable) {
-			continue // Landlock alone keeps it unreadable
+		if !insideAny(h, spec.writable()) {
+			continue // Landlock keeps it unreadable (see readPlan)
 		}
 		if err := hide(h, spec.TmpRoot); err != nil {
 			f.Exposed = append(f.Exposed, h)
@@ -67,6 +66,18 @@ func prepareNamespaces(spec *Spec, f *facts) {
 		}
 		f.Hidden = append(f.Hidden, h)
 	}
+}
+
+// exposedWithoutNamespaces lists the hidden paths that only a mount
+// namespace could hide: those that exist inside a writable tree.
+func exposedWithoutNamespaces(spec *Spec) []string {
+	var out []string
+	for _, h := range spec.Hidden {
+		if _, err := os.Lstat(h); err == nil && insideAny(h, spec.writable()) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // holdsSystem reports whether making p non-executable would stop programs
