@@ -105,6 +105,26 @@ func TestScrubRegisteredSecrets(t *testing.T) {
 	t.Run("json-escaped", func(t *testing.T) {
 		assertRedacted(t, run, `{"v":"p3r-run\/s3cret+value\u0026x","w":"`+runSecret+`"}`, []string{runSecret})
 	})
+	// Every way a URL carries it: %20 or + for a space, upper- or
+	// lower-case hex, a path segment, encodeURIComponent.
+	spaced := "open sesame/2024+key&x=1 (prod)!"
+	run.AddSecrets(spaced)
+	for name, form := range map[string]string{
+		"query escape":               url.QueryEscape(spaced),
+		"percent-20":                 strings.ReplaceAll(url.QueryEscape(spaced), "+", "%20"),
+		"path escape":                url.PathEscape(spaced),
+		"lower-case hex":             strings.ToLower(url.QueryEscape(spaced)),
+		"lower-case hex, percent-20": strings.ToLower(strings.ReplaceAll(url.QueryEscape(spaced), "+", "%20")),
+		"encodeURIComponent":         "open%20sesame%2F2024%2Bkey%26x%3D1%20(prod)!",
+		"encodeURIComponent, lower":  "open%20sesame%2f2024%2bkey%26x%3d1%20(prod)!",
+	} {
+		t.Run("url "+name, func(t *testing.T) {
+			if form == spaced {
+				t.Fatalf("%s: the form is the secret itself", name)
+			}
+			assertRedacted(t, run, "GET https://api.example.com/v1/"+form+"?k="+form+" HTTP/1.1", []string{form})
+		})
+	}
 	t.Run("child value stays out of the parent's scope", func(t *testing.T) {
 		text := "value " + runSecret
 		if got := process.Scrub(text); got != text {

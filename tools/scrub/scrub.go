@@ -54,7 +54,7 @@ func (s *Scrubber) Child() *Scrubber { return &Scrubber{parent: s} }
 // AddSecrets registers exact values to redact. Surrounding whitespace is
 // trimmed, and values shorter than 6 bytes are ignored. The URL-escaped and
 // JSON-escaped forms of a value are registered with it, because secrets
-// often reappear inside URLs and JSON documents.
+// often reappear inside URLs and JSON documents (see urlForms).
 func (s *Scrubber) AddSecrets(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,7 +85,9 @@ func (s *Scrubber) AddSecrets(values ...string) {
 		v = strings.TrimSpace(v)
 		add(v)
 		if len(v) >= minSecretLen {
-			add(url.QueryEscape(v))
+			for _, f := range urlForms(v) {
+				add(f)
+			}
 			add(jsonEscape(v, false))
 			add(jsonEscape(v, true))
 		}
@@ -154,6 +156,62 @@ func redact(text string, spans []span) string {
 	}
 	b.WriteString(text[last:])
 	return b.String()
+}
+
+// urlForms are the ways URL encoders write v: a query value (space as
+// "+"), the same with "%20" (Go's url.Values, PHP's rawurlencode), a path
+// segment, JavaScript's encodeURIComponent; each with upper- and
+// lower-case hex digits. Forms equal to v are dropped by the caller's
+// de-duplication.
+func urlForms(v string) []string {
+	query := url.QueryEscape(v)
+	forms := []string{query, strings.ReplaceAll(query, "+", "%20"), url.PathEscape(v), percentEncode(v, uriComponentKeeps)}
+	for _, f := range forms[:4] {
+		if lower := lowerHex(f); lower != f {
+			forms = append(forms, lower)
+		}
+	}
+	return forms
+}
+
+// uriComponentKeeps are the bytes encodeURIComponent leaves as they are.
+func uriComponentKeeps(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0
+}
+
+// percentEncode writes every byte keep refuses as %XX.
+func percentEncode(v string, keep func(byte) bool) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; keep(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
+}
+
+// lowerHex rewrites the hex digits of f's %XX escapes in lower case.
+func lowerHex(f string) string {
+	if !strings.Contains(f, "%") {
+		return f
+	}
+	b := []byte(f)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			for j := i + 1; j <= i+2; j++ {
+				if 'A' <= b[j] && b[j] <= 'F' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			i += 2
+		}
+	}
+	return string(b)
 }
 
 // jsonEscape returns v as it appears inside a JSON string; with html, as
