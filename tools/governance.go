@@ -77,7 +77,9 @@ func auditCall(r *Run, e *Entry, c Call, args json.RawMessage, dec *policy.Decis
 		ArgsRewritten: rewritten, DurationMs: out.Duration.Milliseconds()}
 	text := string(args)
 	if r.Scrubber != nil {
+		// The tool name and the call id are the model's words too.
 		text = r.Scrubber.Scrub(text)
+		rec.Tool, rec.ToolCallID = r.Scrubber.Scrub(rec.Tool), r.Scrubber.Scrub(rec.ToolCallID)
 	}
 	rec.Args = audit.Args(text)
 	if e != nil {
@@ -91,6 +93,13 @@ func auditCall(r *Run, e *Entry, c Call, args json.RawMessage, dec *policy.Decis
 	if appr.Effect != "" {
 		if r.Scrubber != nil {
 			appr.Reason = r.Scrubber.Scrub(appr.Reason)
+			if len(appr.Commands) > 0 {
+				cmds := make([]string, len(appr.Commands))
+				for i, c := range appr.Commands {
+					cmds[i] = r.Scrubber.Scrub(c)
+				}
+				appr.Commands = cmds
+			}
 		}
 		rec.Approval = appr
 	}

@@ -325,3 +325,49 @@ func TestAuditRecordsApprovals(t *testing.T) {
 		t.Fatalf("approval %+v", a.Approval)
 	}
 }
+
+// TestAuditToolNamesAreScrubbed: the tool name and call id are the
+// model's words, like the arguments: a secret in them is redacted in the
+// audit log, for a known tool and an unknown one.
+func TestAuditToolNamesAreScrubbed(t *testing.T) {
+	set := testSet(t, adder())
+	aud := &audit.Recorder{}
+	r := &Run{Sink: events.Discard, Audit: aud, Scrubber: upper{}}
+	for _, name := range []string{"add", "leak-SECRET-via-name"} {
+		set.Invoke(context.Background(), r, Call{ID: "id-SECRET", Name: name, Args: json.RawMessage(`{"a":1,"b":2}`)})
+		a := lastRecord(t, aud)
+		if strings.Contains(a.Tool, "SECRET") || strings.Contains(a.ToolCallID, "SECRET") || strings.Contains(a.Error, "SECRET") {
+			t.Fatalf("a secret in the model's tool name or call id reached the audit log: %+v", a)
+		}
+		if name == "add" && a.Tool != "add" {
+			t.Fatalf("a plain tool name changed: %q", a.Tool)
+		}
+	}
+}
+
+// shellish is a tool whose calls carry a command, as bash's do.
+type shellish struct{ Func }
+
+func (shellish) MatchCommands(args json.RawMessage, _ CommandSelection) ShellCall {
+	var a struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return ShellCall{Commands: []string{a.Command}}
+}
+
+// TestAuditApprovedCommandsAreScrubbed: the commands a person judged are
+// the model's words; the audit log keeps them scrubbed.
+func TestAuditApprovedCommandsAreScrubbed(t *testing.T) {
+	sh := shellish{Func{Spec: Info{Name: "sh", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
+		Fn: func(context.Context, json.RawMessage) (Result, error) { return TextResult("ok"), nil }}}
+	set := testSet(t, sh)
+	aud := &audit.Recorder{}
+	r := &Run{Sink: events.Discard, Audit: aud, Scrubber: upper{}, Approval: &ApprovalPolicy{Tools: []string{"sh"}}}
+	ctx := WithApprover(context.Background(), answering{ApprovalDecision{Approved: true}})
+	set.Invoke(ctx, r, Call{ID: "c", Name: "sh", Args: json.RawMessage(`{"command":"curl -H 'token: SECRET' x"}`)})
+	a := lastRecord(t, aud)
+	if a.Approval == nil || len(a.Approval.Commands) != 1 || strings.Contains(a.Approval.Commands[0], "SECRET") {
+		t.Fatalf("approval %+v", a.Approval)
+	}
+}
