@@ -42,7 +42,7 @@ func benches(count int) []goBench {
 		{pkg: "./server/sse/", pattern: "^BenchmarkEvent$"},
 		{pkg: "./server/completions/", pattern: "^BenchmarkChunkContent$"},
 		{pkg: "./tools/bash/", pattern: "^BenchmarkPolicyCheck$"},
-		{pkg: "./tools/bash/", pattern: "^BenchmarkSandboxCost$", count: 3},
+		{pkg: "./tools/bash/", pattern: "^BenchmarkSandbox(Cost|RunCost)$", count: 3},
 		{pkg: "./tools/workspace/", pattern: "^BenchmarkResolve$"},
 		{pkg: "./tools/scrub/", pattern: "^BenchmarkScrub$"},
 		{pkg: "./tools/netguard/", pattern: "^Benchmark(CheckAddr|Control)$"},
