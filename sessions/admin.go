@@ -35,6 +35,7 @@ func SetModel(ctx context.Context, store Store, key Key, name string, ttl time.D
 	if err != nil {
 		return nil, err
 	}
+	rec.Fence(lease)
 	now := time.Now().UTC()
 	if rec.Created.IsZero() {
 		rec.Created = now

@@ -11,6 +11,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/ruleagent/ruleagent/state/lease"
 )
 
 // Bolt is the embedded persistent store: one bbolt file (by default
@@ -21,7 +23,7 @@ import (
 type Bolt struct {
 	db    *bolt.DB
 	path  string
-	locks localLocks
+	locks *lease.Local
 	now   func() time.Time
 	sweep sweeper
 }
@@ -68,7 +70,7 @@ func OpenBolt(path string) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("session store %s: %w", path, err)
 	}
-	return &Bolt{db: db, path: path, now: time.Now}, nil
+	return &Bolt{db: db, path: path, now: time.Now, locks: lease.NewLocal()}, nil
 }
 
 // Name implements Store.
@@ -115,6 +117,9 @@ func (s *Bolt) Put(_ context.Context, rec *Record) error {
 		return err
 	}
 	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := checkLocal(s.locks, rec); err != nil {
+			return err
+		}
 		cur := int64(0)
 		if bi, ok := readInfo(tx, rec.ID); ok && s.live(bi) {
 			cur = bi.Version
@@ -194,10 +199,11 @@ func (s *Bolt) dropExpired() {
 }
 
 // Lock implements Store.
-func (s *Bolt) Lock(_ context.Context, id string) (Lease, error) { return s.locks.lock(id) }
+func (s *Bolt) Lock(ctx context.Context, id string) (Lease, error) { return acquire(ctx, s.locks, id) }
 
 // Close implements Store.
 func (s *Bolt) Close() error {
+	s.locks.Close()
 	return s.db.Close()
 }
 

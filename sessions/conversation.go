@@ -74,6 +74,7 @@ func Begin(ctx context.Context, store Store, cfg *Config, key Key, incoming []ev
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	rec.ChainID, rec.NodeID = run.ChainID, run.NodeID
+	rec.Fence(lease)
 	c := &Conversation{store: store, cfg: cfg, lease: lease, rec: rec, runID: run.RunID, model: rec.Model}
 	c.rc = Reconcile(rec.Messages, incoming)
 	if len(c.rc.New) == 0 && len(pendingCalls(c.rc.History)) == 0 {
@@ -96,6 +97,12 @@ func (c *Conversation) SetModel(name string) { c.model = name }
 
 // Release gives the session's lease back.
 func (c *Conversation) Release() { c.lease.Release() }
+
+// Lost is closed when the session's lease ends before Release: its
+// renewals failed (a frozen or unreachable Redis) or another process took
+// it. The run must then stop: its writes are refused (ErrLeaseLost), and
+// another run may already continue the session.
+func (c *Conversation) Lost() <-chan struct{} { return c.lease.Lost() }
 
 // Recall implements agent.Memory: the request's system messages, the
 // summary, the history within its budget (compacted or pruned, said in

@@ -4,13 +4,15 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/ruleagent/ruleagent/state/lease"
 )
 
 // Memory is a store in the process's memory: fast, and gone with the
 // process. Records are kept encoded, as the other stores keep them, so
 // that no caller shares a record with the store.
 type Memory struct {
-	locks   localLocks
+	locks   *lease.Local
 	now     func() time.Time
 	sweep   sweeper
 	apiKeys memKeys
@@ -33,7 +35,9 @@ func (e memEntry) live(now time.Time) bool {
 // NewMemory returns an empty in-memory store. Expired sessions are
 // dropped when read or listed, and all of them by a write at most once a
 // minute; the store holds no goroutine, so it needs no Close but its own.
-func NewMemory() *Memory { return &Memory{recs: map[string]memEntry{}, now: time.Now} }
+func NewMemory() *Memory {
+	return &Memory{recs: map[string]memEntry{}, now: time.Now, locks: lease.NewLocal()}
+}
 
 // dropExpired removes the expired sessions; the caller holds m.mu.
 func (m *Memory) dropExpired(now time.Time) {
@@ -68,6 +72,9 @@ func (m *Memory) Put(_ context.Context, rec *Record) error {
 	defer m.mu.Unlock()
 	if m.closed {
 		return ErrClosed
+	}
+	if err := checkLocal(m.locks, rec); err != nil {
+		return err
 	}
 	cur := int64(0)
 	if e, ok := m.recs[rec.ID]; ok && e.live(m.now()) {
@@ -125,12 +132,14 @@ func (m *Memory) List(_ context.Context, f Filter) ([]Info, error) {
 }
 
 // Lock implements Store.
-func (m *Memory) Lock(_ context.Context, id string) (Lease, error) { return m.locks.lock(id) }
+func (m *Memory) Lock(ctx context.Context, id string) (Lease, error) {
+	return acquire(ctx, m.locks, id)
+}
 
 // Close implements Store.
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	m.closed, m.recs = true, nil
 	m.mu.Unlock()
-	return nil
+	return m.locks.Close()
 }

@@ -2,17 +2,16 @@ package sessions
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ruleagent/ruleagent/state/lease"
+	"github.com/ruleagent/ruleagent/state/redisconn"
 )
 
 // Redis is the shared store: several ruleagent processes serving one fleet
@@ -24,50 +23,53 @@ import (
 //	PREFIX session:ID   hash: v (version), d (record JSON), i (Info JSON);
 //	                    expires with the session (PEXPIREAT)
 //	PREFIX sessions     sorted set of ids by last update, for lists
-//	PREFIX lock:ID      the lease of a run in progress (PX leaseTTL,
-//	                    renewed while the run goes on)
+//	PREFIX lock:ID      the lease of a run in progress ("TOKEN OWNER", PX
+//	                    the lease TTL, renewed every TTL/3; state/lease)
+//	PREFIX lock:lease:fence  the lease token counter
 //
-// A Put is one Lua script, so the version check and the write are one
-// atomic step.
+// A Put is one Lua script, so the version check, the lease check of a
+// fenced record and the write are one atomic step.
 type Redis struct {
+	conn   *redisconn.Conn
 	rdb    *redis.Client
 	prefix string
 	addr   string
-	// leaseTTL is how long a lease outlives a process that died holding
-	// it; it is renewed every leaseTTL/3 while the run goes on.
-	leaseTTL time.Duration
+	leases *lease.Redis
+	// owned: Close closes the connection (OpenRedis made it).
+	owned bool
 }
 
 // DefaultRedisPrefix prefixes every key.
-const DefaultRedisPrefix = "ruleagent:"
+const DefaultRedisPrefix = redisconn.DefaultPrefix
+
+// RedisOptions configure a Redis store.
+type RedisOptions struct {
+	// LeaseTTL is how long a session lease outlives a process that died
+	// holding it (lease.DefaultTTL, 6 s, when 0); it is renewed every
+	// LeaseTTL/3 while the run goes on.
+	LeaseTTL time.Duration
+	// Owner names this process in the leases it holds (a replica id).
+	Owner string
+}
 
 // OpenRedis connects to the Redis at rawURL (redis://[user:pass@]host:port/db
 // or rediss:// for TLS; ?prefix=NAME: sets the key prefix) and checks that
 // it answers.
 func OpenRedis(ctx context.Context, rawURL string) (*Redis, error) {
-	u, err := url.Parse(rawURL)
+	c, err := redisconn.Open(ctx, rawURL, redisconn.Options{Timeout: 5 * time.Second})
 	if err != nil {
-		return nil, fmt.Errorf("session store URL: %w", err)
+		return nil, fmt.Errorf("session store %w", err)
 	}
-	prefix := DefaultRedisPrefix
-	q := u.Query()
-	if q.Has("prefix") {
-		prefix = q.Get("prefix")
-		q.Del("prefix")
-		u.RawQuery = q.Encode()
-	}
-	opts, err := redis.ParseURL(u.String())
-	if err != nil {
-		return nil, fmt.Errorf("session store URL: %w", err)
-	}
-	rdb := redis.NewClient(opts)
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(pctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("session store redis at %s: %w", opts.Addr, err)
-	}
-	return &Redis{rdb: rdb, prefix: prefix, addr: opts.Addr, leaseTTL: 30 * time.Second}, nil
+	s := NewRedis(c, RedisOptions{})
+	s.owned = true
+	return s, nil
+}
+
+// NewRedis returns the store on an open connection (shared with the
+// fleet's other packages); Close leaves the connection open.
+func NewRedis(c *redisconn.Conn, o RedisOptions) *Redis {
+	return &Redis{conn: c, rdb: c.Client, prefix: c.Prefix, addr: c.Addr,
+		leases: lease.NewRedis(c.Client, c.Prefix+"lock:", lease.Options{TTL: o.LeaseTTL, Owner: o.Owner})}
 }
 
 // Name implements Store.
@@ -75,7 +77,6 @@ func (s *Redis) Name() string { return "redis " + s.addr }
 
 func (s *Redis) recordKey(id string) string { return s.prefix + "session:" + id }
 func (s *Redis) indexKey() string           { return s.prefix + "sessions" }
-func (s *Redis) lockKey(id string) string   { return s.prefix + "lock:" + id }
 
 // Get implements Store.
 func (s *Redis) Get(ctx context.Context, id string) (*Record, error) {
@@ -89,9 +90,11 @@ func (s *Redis) Get(ctx context.Context, id string) (*Record, error) {
 	return decode(b)
 }
 
-// putScript: KEYS session, index; ARGV expected version, record, info,
-// expiry (Unix ms, 0 for none), id, updated (Unix ms).
+// putScript: KEYS session, index, lease (fenced writes); ARGV expected
+// version, record, info, expiry (Unix ms, 0 for none), id, updated (Unix
+// ms), the lease's value ("" for an unfenced write).
 var putScript = redis.NewScript(`
+if ARGV[7] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[7] then return -2 end
 local v = redis.call('HGET', KEYS[1], 'v') or '0'
 if v ~= ARGV[1] then return -1 end
 local nv = tonumber(v) + 1
@@ -115,12 +118,22 @@ func (s *Redis) Put(ctx context.Context, rec *Record) error {
 	if !next.Expires.IsZero() {
 		exp = next.Expires.UnixMilli()
 	}
-	n, err := putScript.Run(ctx, s.rdb, []string{s.recordKey(rec.ID), s.indexKey()},
-		strconv.FormatInt(rec.Version, 10), data, info, exp, rec.ID, next.Updated.UnixMilli()).Int64()
+	lockKey, held := s.leases.Key(rec.ID), ""
+	if rec.lease != nil {
+		var ok bool
+		if lockKey, held, ok = s.leases.Fence(rec.lease); !ok {
+			return fmt.Errorf("session %s: fenced with a lease of another store", rec.ID)
+		}
+	}
+	n, err := putScript.Run(ctx, s.rdb, []string{s.recordKey(rec.ID), s.indexKey(), lockKey},
+		strconv.FormatInt(rec.Version, 10), data, info, exp, rec.ID, next.Updated.UnixMilli(), held).Int64()
 	if err != nil {
 		return s.err(err)
 	}
-	if n < 0 {
+	switch n {
+	case -2:
+		return fmt.Errorf("%w: %s is no longer held by this run", ErrLeaseLost, rec.lease.Name())
+	case -1:
 		return ErrConflict
 	}
 	rec.Version = n
@@ -183,71 +196,20 @@ func (s *Redis) List(ctx context.Context, f Filter) ([]Info, error) {
 	return sortInfos(out, f.Limit), nil
 }
 
-// renewScript and releaseScript touch a lease only while it is ours.
-var (
-	renewScript   = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`)
-	releaseScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
-)
-
-// Lock implements Store: SET NX with a random token, renewed every third
-// of its TTL until released.
+// Lock implements Store: a state/lease lease, renewed until released.
 func (s *Redis) Lock(ctx context.Context, id string) (Lease, error) {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	token := hex.EncodeToString(b[:])
-	key := s.lockKey(id)
-	ok, err := s.rdb.SetNX(ctx, key, token, s.leaseTTL).Result()
-	if err != nil {
-		return nil, s.err(err)
+	l, err := acquire(ctx, s.leases, id)
+	return l, s.err(err)
+}
+
+// Close implements Store: its leases end (their Lost is closed).
+func (s *Redis) Close() error {
+	s.leases.Close()
+	if !s.owned {
+		return nil
 	}
-	if !ok {
-		return nil, ErrBusy
-	}
-	l := &redisLease{s: s, key: key, token: token, done: make(chan struct{})}
-	l.wg.Add(1)
-	go l.renew()
-	return l, nil
+	return s.conn.Close()
 }
-
-type redisLease struct {
-	s     *Redis
-	key   string
-	token string
-	done  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
-}
-
-func (l *redisLease) renew() {
-	defer l.wg.Done()
-	t := time.NewTicker(l.s.leaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.done:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), l.s.leaseTTL/3)
-			_ = renewScript.Run(ctx, l.s.rdb, []string{l.key}, l.token, l.s.leaseTTL.Milliseconds()).Err()
-			cancel()
-		}
-	}
-}
-
-// Release implements Lease.
-func (l *redisLease) Release() {
-	l.once.Do(func() {
-		close(l.done)
-		l.wg.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		// A lease that cannot be released ends with its TTL.
-		_ = releaseScript.Run(ctx, l.s.rdb, []string{l.key}, l.token).Err()
-	})
-}
-
-// Close implements Store.
-func (s *Redis) Close() error { return s.rdb.Close() }
 
 func (s *Redis) err(err error) error {
 	if errors.Is(err, redis.ErrClosed) {

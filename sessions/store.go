@@ -45,7 +45,17 @@ type Record struct {
 	// Version counts the writes; Put refuses a record whose version is not
 	// the stored one (see Store).
 	Version int64 `json:"version"`
+
+	// lease, when set, fences Put: the write happens only while the lease
+	// is still held (see Store).
+	lease Lease
 }
+
+// Fence makes the record's writes conditional on l: Put refuses it with
+// ErrLeaseLost once l has ended, even if its holder has not noticed (a
+// frozen process, a lost network). Conversations fence their writes with
+// the lease they hold.
+func (r *Record) Fence(l Lease) { r.lease = l }
 
 // Compaction records one compaction of a session's oldest turns.
 type Compaction struct {
@@ -118,10 +128,15 @@ func (f Filter) match(i *Info) bool {
 // version. Another writer in between makes it fail with ErrConflict, so a
 // turn can never be written over another.
 //
+// A record fenced with a lease (Record.Fence) is written only while that
+// lease is held, checked in the same atomic step as the write (Redis: the
+// lease key holds the lease's token), else ErrLeaseLost: a run that lost
+// its lease cannot write over the run that took the session next.
+//
 // Lock takes the session's lease for the length of a run: a second Lock
 // of the same id fails with ErrBusy until the first is released. The
-// lease of a process that died ends by itself (Redis: after its TTL;
-// in-process stores: with the process).
+// lease of a process that died ends by itself (Redis: within the lease
+// TTL, 6 s by default; in-process stores: with the process).
 type Store interface {
 	Get(ctx context.Context, id string) (*Record, error)
 	Put(ctx context.Context, rec *Record) error
@@ -131,12 +146,6 @@ type Store interface {
 	// Name says what the store is, for banners and logs.
 	Name() string
 	Close() error
-}
-
-// Lease is a held session lock.
-type Lease interface {
-	// Release gives the session up; it is safe to call more than once.
-	Release()
 }
 
 // Errors of stores.

@@ -12,7 +12,20 @@ import (
 
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/internal/redistest"
+	"github.com/ruleagent/ruleagent/state/redisconn"
 )
+
+// openRedis opens a Redis store on srv whose leases live ttl, as another
+// process of the fleet would.
+func openRedis(t *testing.T, srv *redistest.Server, ttl time.Duration) *Redis {
+	c, err := redisconn.Open(t.Context(), srv.URL, redisconn.Options{Timeout: ttl / 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewRedis(c, RedisOptions{LeaseTTL: ttl})
+	t.Cleanup(func() { s.Close(); c.Close() })
+	return s
+}
 
 // stores returns one fresh store of each kind; Redis runs as a real
 // redis-server.
@@ -193,15 +206,7 @@ func TestStoreContract(t *testing.T) {
 func TestRedisSharedBetweenProcesses(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := t.Context()
-	open := func() *Redis {
-		s, err := OpenRedis(ctx, srv.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		s.leaseTTL = 300 * time.Millisecond
-		return s
-	}
+	open := func() *Redis { return openRedis(t, srv, 300*time.Millisecond) }
 	a, b := open(), open()
 	rec := sampleRecord(Key{Agent: "chat", Scope: ScopeThread, Thread: "t"}, time.Now().UTC())
 	if err := a.Put(ctx, rec); err != nil {
@@ -226,7 +231,7 @@ func TestRedisSharedBetweenProcesses(t *testing.T) {
 	lb.Release()
 
 	// A lease left by a process that died (no one renews it).
-	if err := a.rdb.Set(ctx, a.lockKey(rec.ID), "dead-process", a.leaseTTL).Err(); err != nil {
+	if err := a.rdb.Set(ctx, a.leases.Key(rec.ID), "dead-process", a.leases.TTL()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Lock(ctx, rec.ID); !errors.Is(err, ErrBusy) {

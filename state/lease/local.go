@@ -98,3 +98,16 @@ func (x *localLease) Release() {
 	}
 	x.l.mu.Unlock()
 }
+
+// Holds reports whether l is a lease of this Leaser still held: not
+// released, not lost. A store's fenced write checks it under its own
+// lock.
+func (l *Local) Holds(x Lease) bool {
+	lx, ok := x.(*localLease)
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held[lx.name] == lx
+}

@@ -300,3 +300,15 @@ func (x *redisLease) Release() {
 		x.drop()
 	}
 }
+
+// Fence returns the key of lease l and the value it holds while l is
+// held, for a caller's script that writes only while the lease is still
+// its holder's (GET key == value in the same atomic step as the write).
+// ok is false when l is not a lease of r.
+func (r *Redis) Fence(l Lease) (key, value string, ok bool) {
+	x, ok := l.(*redisLease)
+	if !ok || x.r != r {
+		return "", "", false
+	}
+	return x.key, x.value, true
+}
