@@ -6,7 +6,7 @@ PEERS     := test/peers/node_modules/.package-lock.json
 # Two cores: keep package parallelism modest so timing-sensitive tests stay calm.
 TESTFLAGS ?= -p 2 -timeout 10m
 
-.PHONY: run build test test-go bench bench-save bench-compare lint peers clean editor test-editor
+.PHONY: run build test test-go test-fleet bench bench-save bench-compare lint peers clean editor test-editor
 
 ## run: build, then serve chains/ on http://127.0.0.1:8080
 run: editor build
@@ -21,6 +21,12 @@ test: peers lint editor test-editor test-go
 
 test-go:
 	$(GO) test $(TESTFLAGS) ./...
+
+## test-fleet: the slow fleet tests, skipped by make test: 6 s leases, Redis frozen for 5 s, killed and
+## restarted, replicas behind nginx (needs redis-server and nginx; RULEAGENT_TEST_FLEET=1 runs them)
+FLEET_PKGS ?= ./state/... ./sessions/ ./internal/fleettest/
+test-fleet:
+	RULEAGENT_TEST_FLEET=1 $(GO) test -p 1 -count=1 -timeout 30m $(FLEET_PKGS)
 
 ## editor: build the web editor into editor/dist/app (embedded by `go build`), when its sources changed
 EDITOR_SRC := $(shell find editor/src -type f 2>/dev/null) editor/index.html editor/vite.config.ts editor/tsconfig.json editor/package.json
