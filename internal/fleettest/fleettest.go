@@ -311,4 +311,3 @@ func (s *buffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
-
