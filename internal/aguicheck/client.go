@@ -25,11 +25,32 @@ const clientTimeout = 2 * time.Minute
 // rejects them or warns about them.
 //
 // Without node on PATH or test/peers/node_modules installed, the test is
-// skipped, except under CI (the CI environment variable is set), where the
+// skipped (the whole of t: call it where nothing else of t is left to run,
+// or use ClientSubtest), except under CI (the CI environment variable is set), where the
 // real peer must run and its absence fails the test.
 func VerifyWithClient(t testing.TB, events [][]byte) {
 	t.Helper()
 	VerifyAllWithClient(t, events)
+}
+
+// CheckStream judges a whole run's events both ways without making the
+// caller's test depend on Node: the Go rules (Check) run in t itself, every
+// time; the real client runs in a subtest of its own, "agui-client", which
+// skips (or fails, under CI) alone when the peer is missing. The test's
+// own assertions, before and after, run either way.
+func CheckStream(t *testing.T, events [][]byte) {
+	t.Helper()
+	for _, v := range Check(events) {
+		t.Errorf("AG-UI violation: %v", v)
+	}
+	ClientSubtest(t, events)
+}
+
+// ClientSubtest runs VerifyAllWithClient on streams in a subtest of t named
+// "agui-client", so that a missing peer skips that subtest only.
+func ClientSubtest(t *testing.T, streams ...[][]byte) {
+	t.Helper()
+	t.Run("agui-client", func(t *testing.T) { VerifyAllWithClient(t, streams...) })
 }
 
 // VerifyAllWithClient is VerifyWithClient for several streams, checked in one
