@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -247,5 +248,32 @@ func TestPanicBecomesRunError(t *testing.T) {
 	var re *RunError
 	if !errors.As(err, &re) || re.Code != CodePanic || countType(rec, events.RunError) != 1 {
 		t.Fatalf("err %v, events %v", err, rec.Types())
+	}
+}
+
+// timing is an Around aspect that wraps whatever the run returns (%w).
+type timing struct{ aspects.Everywhere }
+
+func (timing) Order() int { return 1 }
+func (timing) Around(ctx context.Context, _ *aspects.Point, in *aspects.RunInput, next aspects.RunFunc) (*aspects.RunOutput, error) {
+	out, err := next(ctx, in)
+	if err != nil {
+		return out, fmt.Errorf("timed run: %w", err)
+	}
+	return out, nil
+}
+
+// An LLM's 400 passed on by an Around aspect that wraps it stays an LLM
+// error: it is not the aspect's refusal.
+func TestAroundWrappedLLMErrorStaysLLMError(t *testing.T) {
+	h := newHarness(t, llmtest.Always(llmtest.Response{Status: 400, ErrorMessage: "bad request"}))
+	h.as = []aspects.Aspect{timing{}}
+	_, rec, err := h.run(context.Background(), "x")
+	var re *RunError
+	if !errors.As(err, &re) || re.Code != CodeLLM {
+		t.Fatalf("err %v (code %v), want %s", err, re, CodeLLM)
+	}
+	if evs := rec.Events(); evs[len(evs)-1].Code != CodeLLM {
+		t.Fatalf("RUN_ERROR code %q", evs[len(evs)-1].Code)
 	}
 }

@@ -1,6 +1,7 @@
 package aspects
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,9 @@ type Manager struct {
 // they implement. A value that implements no point interface is an error.
 func NewManager(as ...Aspect) (*Manager, error) {
 	sorted := slices.Clone(as)
-	slices.SortStableFunc(sorted, func(a, b Aspect) int { return a.Order() - b.Order() })
+	// cmp.Compare, not a.Order()-b.Order(): orders near the ends of int's
+	// range would overflow.
+	slices.SortStableFunc(sorted, func(a, b Aspect) int { return cmp.Compare(a.Order(), b.Order()) })
 	m := &Manager{all: sorted}
 	for _, a := range sorted {
 		n := 0
@@ -137,14 +140,15 @@ func (m *Manager) Around(ctx context.Context, p *Point, in *RunInput, core RunFu
 				return inner(ctx, in)
 			}
 			// An error the aspect makes itself is a refusal; one it passes
-			// on from the inner run keeps its own identity.
+			// on from the inner run, as it is or wrapped (%w), keeps its
+			// own identity.
 			var innerErr error
 			out, err := a.Around(ctx, p, in, func(ctx context.Context, in *RunInput) (*RunOutput, error) {
 				o, e := inner(ctx, in)
 				innerErr = e
 				return o, e
 			})
-			if err != nil && err != innerErr {
+			if err != nil && (innerErr == nil || !errors.Is(err, innerErr)) {
 				err = refused(a, err)
 			}
 			return out, err

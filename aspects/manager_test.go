@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -112,4 +114,59 @@ func TestLoggingWritesRecords(t *testing.T) {
 			t.Fatalf("log lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// Orders at the ends of int's range sort as numbers: subtracting them
+// overflowed and put math.MinInt after math.MaxInt.
+func TestOrderExtremes(t *testing.T) {
+	var log []string
+	m, err := NewManager(rec{name: "last", order: math.MaxInt, log: &log}, rec{name: "first", order: math.MinInt, log: &log},
+		rec{name: "middle", order: 0, log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Before(context.Background(), &Point{}, &RunInput{})
+	if want := []string{"before:first", "before:middle", "before:last"}; !slices.Equal(log, want) {
+		t.Fatalf("got %v, want %v", log, want)
+	}
+}
+
+// wrapping passes the inner run's error on, wrapped with %w.
+type wrapping struct{ Everywhere }
+
+func (wrapping) Order() int { return 0 }
+func (wrapping) Around(ctx context.Context, _ *Point, in *RunInput, next RunFunc) (*RunOutput, error) {
+	out, err := next(ctx, in)
+	if err != nil {
+		return out, fmt.Errorf("while timing the run: %w", err)
+	}
+	return out, nil
+}
+
+// An Around aspect that wraps the inner run's error (%w) passes it on: it
+// is not its own refusal, so the error keeps its identity (an LLM's 400
+// stays an LLM error).
+func TestAroundWrappingInnerErrorIsNoRefusal(t *testing.T) {
+	inner := errors.New("LLM answered 400")
+	m, err := NewManager(wrapping{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Around(context.Background(), &Point{}, &RunInput{}, func(context.Context, *RunInput) (*RunOutput, error) { return nil, inner })
+	if !errors.Is(err, inner) || errors.Is(err, ErrRefused) {
+		t.Fatalf("err %v: want the inner error, not a refusal", err)
+	}
+	// An error of the aspect's own is a refusal.
+	m, _ = NewManager(refuser{})
+	_, err = m.Around(context.Background(), &Point{}, &RunInput{}, func(context.Context, *RunInput) (*RunOutput, error) { return &RunOutput{}, nil })
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("err %v: want a refusal", err)
+	}
+}
+
+type refuser struct{ Everywhere }
+
+func (refuser) Order() int { return 0 }
+func (refuser) Around(context.Context, *Point, *RunInput, RunFunc) (*RunOutput, error) {
+	return nil, errors.New("not today")
 }
