@@ -80,6 +80,13 @@ func (s *Server) writeCompletion(w http.ResponseWriter, r *http.Request, a *answ
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(statusOr200(a.Status))
+	if a.Stall > 0 {
+		// The headers go out, then nothing for the Stall.
+		if http.NewResponseController(w).Flush() != nil || !s.sleep(r.Context(), a.Stall) {
+			s.abortIfClosing()
+			return
+		}
+	}
 	_, _ = w.Write(body)
 }
 

@@ -48,6 +48,25 @@ type Response struct {
 	// Hang never answers; the handler returns when the client goes away or the
 	// server closes.
 	Hang bool
+	// Stall, when streaming, holds the stream silent for this long after
+	// StallAfter frames (the headers are sent first, so the connection is
+	// open and answering, as a stalled provider's is), then goes on. It
+	// ends early when the client goes away; a Stall longer than the test
+	// is a stream that never resumes. Without streaming, the answer is
+	// held this long before anything is sent.
+	Stall time.Duration
+	// StallAfter is how many frames are sent before the Stall: 0 stalls
+	// before the first byte of the body.
+	StallAfter int
+	// Keepalive, during a Stall, sends an SSE comment (": keepalive")
+	// this often, as providers and gateways do while a model thinks.
+	Keepalive time.Duration
+	// Frames, when streaming, are sent as the stream's data payloads as
+	// they are, each as one "data:" frame, in order, then [DONE], in place
+	// of the frames generated from the other fields: a test can so send
+	// chunks in any order a provider might (tool-call fragments
+	// interleaved, ids late, ...). Stall and StallAfter apply.
+	Frames []string
 	// Usage overrides the token counts. By default they are estimated from the
 	// request and the answer (about four characters a token, never zero), so
 	// usage can be asserted. A zero TotalTokens is filled in as the sum.

@@ -106,6 +106,14 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, a *answer, 
 
 func (sw *streamWriter) run() error {
 	a := sw.a
+	if len(a.Frames) > 0 {
+		for _, f := range a.Frames {
+			if err := sw.writeFrame(json.RawMessage(f)); err != nil {
+				return err
+			}
+		}
+		return sw.writeRaw([]byte("data: [DONE]\n\n"))
+	}
 	role := roleDelta{Role: "assistant"}
 	if a.Text != "" || len(a.ToolCalls) == 0 {
 		empty := ""
@@ -195,6 +203,11 @@ func (sw *streamWriter) writeFrame(v any) error {
 	if sw.a.BreakAfter > 0 && sw.sent >= sw.a.BreakAfter {
 		return errCut
 	}
+	if sw.a.Stall > 0 && sw.sent == sw.a.StallAfter {
+		if err := sw.stall(); err != nil {
+			return err
+		}
+	}
 	if !sw.server.sleep(sw.ctx, sw.a.ChunkDelay) {
 		if sw.ctx.Err() != nil {
 			return errClientGone
@@ -213,6 +226,33 @@ func (sw *streamWriter) writeFrame(v any) error {
 	sw.frame = append(sw.frame, "\n\n"...)
 	sw.sent++
 	return sw.writeRaw(sw.frame)
+}
+
+// stall holds the stream silent for the answer's Stall, but for its
+// keepalive comments.
+func (sw *streamWriter) stall() error {
+	end := time.Now().Add(sw.a.Stall)
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return nil
+		}
+		wait := left
+		if sw.a.Keepalive > 0 {
+			wait = min(wait, sw.a.Keepalive)
+		}
+		if !sw.server.sleep(sw.ctx, wait) {
+			if sw.ctx.Err() != nil {
+				return errClientGone
+			}
+			return errCut
+		}
+		if sw.a.Keepalive > 0 && time.Until(end) > 0 {
+			if err := sw.writeRaw([]byte(": keepalive\n\n")); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // stamped puts the time into a content chunk (Response.StampChunks).

@@ -2,6 +2,8 @@ package llmtest
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,5 +196,90 @@ func TestStreamStampChunks(t *testing.T) {
 	}
 	if stamps != 2 {
 		t.Errorf("%d stamped chunks, want 2 (one per chunk of the text)", stamps)
+	}
+}
+
+// Frames are sent as they are, in order, then [DONE].
+func TestStreamFrames(t *testing.T) {
+	frames := []string{
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"b","arguments":"{}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"a","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
+	}
+	srv := NewServer(t, Always(Response{Frames: frames}))
+	raw := rawStream(t, srv)
+	want := "data: " + frames[0] + "\n\ndata: " + frames[1] + "\n\ndata: [DONE]\n\n"
+	if raw != want {
+		t.Fatalf("stream\n%s\nwant\n%s", raw, want)
+	}
+}
+
+// A Stall holds the stream silent after StallAfter frames, sending only
+// keepalive comments, then goes on.
+func TestStreamStall(t *testing.T) {
+	srv := NewServer(t, Always(Response{Text: "ab", ChunkSize: 1, Stall: 250 * time.Millisecond, StallAfter: 2, Keepalive: 100 * time.Millisecond}))
+	start := time.Now()
+	raw := rawStream(t, srv)
+	if took := time.Since(start); took < 250*time.Millisecond {
+		t.Fatalf("the stream took %v, less than its stall", took)
+	}
+	// role chunk, "a", then the stall with two keepalives, then "b".
+	before, after, ok := strings.Cut(raw, ": keepalive\n\n: keepalive\n\n")
+	if !ok || strings.Count(before, "data: ") != 2 || !strings.Contains(before, `"content":"a"`) || !strings.Contains(after, `"content":"b"`) {
+		t.Fatalf("stream:\n%s", raw)
+	}
+}
+
+// A stall that outlasts the client ends when the client goes away.
+func TestStreamStallEndsWithClient(t *testing.T) {
+	srv := NewServer(t, Always(Response{Text: "ab", Stall: time.Hour}))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	got := streamChat(ctx, t, newClient(srv), userParams("hi"))
+	if got.err == nil || len(got.chunks) != 0 {
+		t.Fatalf("err %v, %d chunks", got.err, len(got.chunks))
+	}
+	waitAborted(t, srv)
+}
+
+func rawStream(t *testing.T, srv *Server) string {
+	t.Helper()
+	resp, err := http.Post(srv.URL+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func waitAborted(t *testing.T, srv *Server) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(srv.Aborted()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not see the client go away")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Without streaming, a Stall sends the headers and holds the body.
+func TestCompletionStall(t *testing.T) {
+	srv := NewServer(t, Always(Response{Text: "late", Stall: 200 * time.Millisecond}))
+	start := time.Now()
+	resp, err := http.Post(srv.URL+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	headers := time.Since(start)
+	b, _ := io.ReadAll(resp.Body)
+	if headers > 150*time.Millisecond || time.Since(start) < 200*time.Millisecond || !strings.Contains(string(b), `"late"`) {
+		t.Fatalf("headers after %v, body after %v: %s", headers, time.Since(start), b)
 	}
 }
