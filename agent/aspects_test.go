@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
@@ -275,5 +276,82 @@ func TestAroundWrappedLLMErrorStaysLLMError(t *testing.T) {
 	}
 	if evs := rec.Events(); evs[len(evs)-1].Code != CodeLLM {
 		t.Fatalf("RUN_ERROR code %q", evs[len(evs)-1].Code)
+	}
+}
+
+// witness records what the Completed point saw.
+type witness struct {
+	aspects.Everywhere
+	calls int
+	err   error
+}
+
+func (*witness) Order() int { return 50 }
+func (w *witness) OnCompleted(_ context.Context, _ *aspects.Point, _ *aspects.RunOutput, err error) {
+	w.calls++
+	w.err = err
+}
+
+// Completed always runs last, a panicking run included.
+func TestCompletedRunsAfterPanic(t *testing.T) {
+	h := newHarness(t, llmtest.Always(llmtest.Reply("x")))
+	w := &witness{}
+	h.as = []aspects.Aspect{panicky{}, w}
+	_, rec, err := h.run(context.Background(), "x")
+	var re *RunError
+	if !errors.As(err, &re) || re.Code != CodeInternal || countType(rec, events.RunError) != 1 {
+		t.Fatalf("err %v, events %v", err, rec.Types())
+	}
+	if w.calls != 1 || !errors.As(w.err, &re) || re.Code != CodeInternal {
+		t.Fatalf("Completed ran %d times with %v", w.calls, w.err)
+	}
+}
+
+type hollow struct{ aspects.Everywhere }
+
+func (hollow) Order() int { return 1 }
+func (hollow) Around(context.Context, *aspects.Point, *aspects.RunInput, aspects.RunFunc) (*aspects.RunOutput, error) {
+	return nil, nil
+}
+
+// An Around aspect that returns neither an output nor an error is the
+// aspect's fault (aspect_error), not the LLM's.
+func TestAroundWithoutOutputIsAspectError(t *testing.T) {
+	h := newHarness(t, llmtest.Always(llmtest.Reply("x")))
+	h.as = []aspects.Aspect{hollow{}}
+	_, rec, err := h.run(context.Background(), "x")
+	var re *RunError
+	if !errors.As(err, &re) || re.Code != CodeAspect {
+		t.Fatalf("err %v", err)
+	}
+	if evs := rec.Events(); evs[len(evs)-1].Code != CodeAspect {
+		t.Fatalf("RUN_ERROR %+v", evs[len(evs)-1])
+	}
+}
+
+// classify gives a failure that is not the LLM's a code of its own.
+func TestClassifyNonLLMFailures(t *testing.T) {
+	r := &run{agent: &Agent{cfg: Config{Timeout: time.Minute}}}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	timedOut, cancel2 := context.WithTimeoutCause(context.Background(), 0, errRunTimeout)
+	defer cancel2()
+	<-timedOut.Done()
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		code string
+	}{
+		{context.Background(), errors.New("something broke"), CodeInternal},
+		{context.Background(), &LLMError{URL: "u", Model: "m", Status: 400, Err: errors.New("bad")}, CodeLLM},
+		{context.Background(), fmt.Errorf("%w: no", aspects.ErrRefused), CodeRefused},
+		{context.Background(), &RunError{Code: CodeSession, Err: errors.New("store down")}, CodeSession},
+		{cancelled, errors.New("stopped"), CodeCancelled},
+		{timedOut, errors.New("stopped"), CodeTimeout},
+	} {
+		var re *RunError
+		if err := r.classify(c.ctx, c.err); !errors.As(err, &re) || re.Code != c.code {
+			t.Errorf("%v: code %v, want %s", c.err, re, c.code)
+		}
 	}
 }

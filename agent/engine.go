@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -143,13 +144,25 @@ type Output struct {
 	Pending []events.ToolCall
 }
 
-// Run error codes, in RUN_ERROR events and RunError.Code.
+// Run error codes, in RUN_ERROR events and RunError.Code (with CodeLimit
+// and CodeSession). Only a failure of the LLM call itself is CodeLLM.
 const (
+	// CodeCancelled: the run's context ended (a cancel, a client gone).
 	CodeCancelled = "cancelled"
-	CodeTimeout   = "timeout"
-	CodeLLM       = "llm_error"
-	CodeRefused   = "aspect_refused"
-	CodePanic     = "internal_error"
+	// CodeTimeout: the run outlived Config.Timeout.
+	CodeTimeout = "timeout"
+	// CodeLLM: the LLM call failed, after retries and failover (an HTTP
+	// error, a broken or stalled stream, a malformed answer).
+	CodeLLM = "llm_error"
+	// CodeRefused: an aspect refused (returned an error at its point).
+	CodeRefused = "aspect_refused"
+	// CodeAspect: an aspect broke its contract (an Around aspect that
+	// returned neither an output nor an error).
+	CodeAspect = "aspect_error"
+	// CodeInternal: anything else, a recovered panic included.
+	CodeInternal = "internal_error"
+	// CodePanic is CodeInternal, the code of a recovered panic.
+	CodePanic = CodeInternal
 )
 
 // RunError is a failed run. Code is one of the Code* constants.
@@ -210,20 +223,22 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	st.Emit(events.Event{Type: events.RunStarted, ParentRunID: in.ParentRunID})
 
 	// The limits admit the run before its session's memory is read.
-	res, err := r.admitted(ctx, func(ctx context.Context) (*aspects.RunOutput, error) {
-		if err := r.recall(ctx); err != nil {
-			return nil, err
-		}
-		res, err := r.lifecycle(ctx)
-		if err == nil {
-			err = r.keep(ctx, res)
-		}
-		return res, err
+	res, err := r.protected(func() (*aspects.RunOutput, error) {
+		return r.admitted(ctx, func(ctx context.Context) (*aspects.RunOutput, error) {
+			if err := r.recall(ctx); err != nil {
+				return nil, err
+			}
+			res, err := r.lifecycle(ctx)
+			if err == nil {
+				err = r.keep(ctx, res)
+			}
+			return res, err
+		})
 	})
 	if res != nil {
 		res.Duration = time.Since(start)
 	}
-	a.cfg.Aspects.Completed(ctx, &p, res, err)
+	r.completed(ctx, res, err)
 	if err != nil {
 		err = r.classify(ctx, err)
 		re := err.(*RunError)
@@ -252,6 +267,34 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 
 var errRunTimeout = errors.New("the run took longer than its timeout")
 
+// protected runs fn, turning a panic into a run error, so that what
+// follows it (the Completed point, the terminal event) always happens.
+func (r *run) protected(fn func() (*aspects.RunOutput, error)) (res *aspects.RunOutput, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("agent run panicked", "run", r.in.RunID, "panic", v, "stack", string(debug.Stack()))
+			res, err = nil, &RunError{Code: CodePanic, Err: fmt.Errorf("internal error: %v", v)}
+		}
+	}()
+	return fn()
+}
+
+// completed runs the Completed point, last, with a copy of the output:
+// it observes the run, it does not change it.
+func (r *run) completed(ctx context.Context, res *aspects.RunOutput, err error) {
+	am := r.agent.cfg.Aspects
+	if !am.HasCompleted() {
+		return
+	}
+	var seen *aspects.RunOutput
+	if res != nil {
+		c := *res
+		c.Messages = slices.Clone(res.Messages)
+		seen = &c
+	}
+	am.Completed(ctx, r.point, seen, err)
+}
+
 // lifecycle runs the RunStart, Before, Around and After points around the loop.
 func (r *run) lifecycle(ctx context.Context) (*aspects.RunOutput, error) {
 	am := r.agent.cfg.Aspects
@@ -267,7 +310,15 @@ func (r *run) lifecycle(ctx context.Context) (*aspects.RunOutput, error) {
 		return out, err
 	}
 	if out == nil {
-		return nil, errors.New("an Around aspect returned no output")
+		return nil, &RunError{Code: CodeAspect, Err: errors.New("an Around aspect returned no output")}
+	}
+	if r.point.Step == 0 && out.Content != "" {
+		// An Around aspect answered without the loop: its answer is sent
+		// as the text message the loop would have streamed.
+		id := r.in.RunID + "-msg-0"
+		r.stream.Emit(events.Event{Type: events.TextMessageStart, MessageID: id, Role: "assistant"})
+		r.stream.Emit(events.Event{Type: events.TextMessageContent, MessageID: id, Delta: out.Content})
+		r.stream.Emit(events.Event{Type: events.TextMessageEnd, MessageID: id})
 	}
 	if err := am.After(ctx, r.point, out); err != nil {
 		return out, err
@@ -293,7 +344,7 @@ func (r *run) classify(ctx context.Context, err error) error {
 	if errors.As(err, &le) {
 		return &RunError{Code: CodeLLM, Err: err}
 	}
-	return &RunError{Code: CodeLLM, Err: err}
+	return &RunError{Code: CodeInternal, Err: err}
 }
 
 func (r *run) scrub(s string) string {

@@ -148,6 +148,12 @@ func (c *Client) Complete(ctx context.Context, req *Request, stream bool, d Delt
 				turn.Provider = ep.provider
 				return turn, nil
 			}
+			var de *deltaError
+			if errors.As(err, &de) {
+				// The receiver stopped the answer (an aspect refused a
+				// chunk): not the LLM's failure.
+				return nil, de.err
+			}
 			lastErr = c.wrap(ep, err)
 			if emitted || ctx.Err() != nil {
 				return nil, lastErr
@@ -274,24 +280,27 @@ func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Delta
 	return &acc.turn, acc.emitted, nil
 }
 
-// replay sends a complete answer through d as if it had been streamed.
+// replay sends a complete answer through d as if it had been streamed,
+// keeping what d keeps.
 func replay(t *Turn, d Deltas) error {
+	var err error
 	if t.Reasoning != "" {
-		if err := d.Reasoning(t.Reasoning); err != nil {
-			return err
+		if t.Reasoning, err = d.Reasoning(t.Reasoning); err != nil {
+			return received(err)
 		}
 	}
 	if t.Content != "" {
-		if err := d.Text(t.Content); err != nil {
-			return err
+		if t.Content, err = d.Text(t.Content); err != nil {
+			return received(err)
 		}
 	}
-	for i, tc := range t.ToolCalls {
+	for i := range t.ToolCalls {
+		tc := &t.ToolCalls[i]
 		if err := d.ToolCallStart(i, tc.ID, tc.Name); err != nil {
-			return err
+			return received(err)
 		}
-		if err := d.ToolCallArgs(i, tc.Arguments); err != nil {
-			return err
+		if tc.Arguments, err = d.ToolCallArgs(i, tc.Arguments); err != nil {
+			return received(err)
 		}
 	}
 	return nil

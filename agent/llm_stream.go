@@ -18,14 +18,21 @@ import (
 )
 
 // Deltas receives a streamed answer as it arrives. The client calls it from
-// the goroutine that reads the stream, in stream order.
+// the goroutine that reads the stream, in stream order. Text, Reasoning and
+// ToolCallArgs return the delta the answer keeps: the one given, a
+// rewrite, or "" to drop it. An error stops the answer; the client returns
+// it as it is (it is the receiver's, not the LLM's), with no retry.
 type Deltas interface {
-	Text(delta string) error
-	Reasoning(delta string) error
-	// ToolCallStart is called once per call, when its id and name are known.
-	ToolCallStart(index int, id, name string) error
-	// ToolCallArgs is called for each fragment of a call's arguments.
-	ToolCallArgs(index int, delta string) error
+	Text(delta string) (string, error)
+	Reasoning(delta string) (string, error)
+	// ToolCallStart is called once per call, when its id and name are
+	// known. key is the call's place in the answer in order of its first
+	// fragment (see callAssembler), not the provider's index; the call is
+	// Turn.ToolCalls[i] where Turn.Key(i) == key.
+	ToolCallStart(key int, id, name string) error
+	// ToolCallArgs is called for each fragment of a call's arguments, in
+	// order, after its ToolCallStart.
+	ToolCallArgs(key int, delta string) (string, error)
 }
 
 // DiscardDeltas ignores a turn's deltas, for a caller that needs only
@@ -34,10 +41,25 @@ var DiscardDeltas Deltas = discardDeltas{}
 
 type discardDeltas struct{}
 
-func (discardDeltas) Text(string) error                       { return nil }
-func (discardDeltas) Reasoning(string) error                  { return nil }
-func (discardDeltas) ToolCallStart(int, string, string) error { return nil }
-func (discardDeltas) ToolCallArgs(int, string) error          { return nil }
+func (discardDeltas) Text(d string) (string, error)                { return d, nil }
+func (discardDeltas) Reasoning(d string) (string, error)           { return d, nil }
+func (discardDeltas) ToolCallStart(int, string, string) error      { return nil }
+func (discardDeltas) ToolCallArgs(_ int, d string) (string, error) { return d, nil }
+
+// deltaError is an error a Deltas returned: the client passes it on as it
+// is, neither retried nor counted against the endpoint.
+type deltaError struct{ err error }
+
+func (e *deltaError) Error() string { return e.err.Error() }
+func (e *deltaError) Unwrap() error { return e.err }
+
+// received wraps an error of the Deltas.
+func received(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &deltaError{err}
+}
 
 // Turn is one complete model answer.
 type Turn struct {
@@ -49,6 +71,16 @@ type Turn struct {
 	Usage        aspects.Usage
 	// Provider names who answered: the host of the endpoint's URL.
 	Provider string
+	// keys are the Deltas keys of ToolCalls (nil: each call's place).
+	keys []int
+}
+
+// Key is the key under which Deltas received ToolCalls[i].
+func (t *Turn) Key(i int) int {
+	if t.keys == nil {
+		return i
+	}
+	return t.keys[i]
 }
 
 // Stream decoding does not go through openai-go's typed decoder: it costs
@@ -80,19 +112,10 @@ type accumulator struct {
 	d       Deltas
 	content strings.Builder
 	reason  strings.Builder
-	calls   []*pendingCall
+	calls   callAssembler
 	turn    Turn
 	emitted bool // a delta reached d; a retry would duplicate it
 	done    bool
-}
-
-type pendingCall struct {
-	index   int
-	id      string
-	name    string
-	args    strings.Builder
-	started bool
-	pending []string // argument fragments seen before id and name
 }
 
 // readers are pooled and small: a reader per stream adds up under many
@@ -231,17 +254,20 @@ func (a *accumulator) choice(c gjson.Result) error {
 		reasoning = reasoningAlt
 	}
 	if reasoning != "" {
-		if err := a.reasoning(strings.Clone(reasoning)); err != nil {
-			return err
+		a.emitted = true
+		kept, err := a.d.Reasoning(strings.Clone(reasoning))
+		if err != nil {
+			return received(err)
 		}
+		a.reason.WriteString(kept)
 	}
 	if content != "" {
-		content = strings.Clone(content)
 		a.emitted = true
-		a.content.WriteString(content)
-		if err := a.d.Text(content); err != nil {
-			return err
+		kept, err := a.d.Text(strings.Clone(content))
+		if err != nil {
+			return received(err)
 		}
+		a.content.WriteString(kept)
 	}
 	if calls.IsArray() {
 		var err error
@@ -254,21 +280,15 @@ func (a *accumulator) choice(c gjson.Result) error {
 	return nil
 }
 
-func (a *accumulator) reasoning(r string) error {
-	a.emitted = true
-	a.reason.WriteString(r)
-	return a.d.Reasoning(r)
-}
-
 func (a *accumulator) toolCall(tc gjson.Result) error {
-	var index, fn gjson.Result
-	var id, name, args string
+	var f fragment
+	var fn gjson.Result
 	tc.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "index":
-			index = v
+			f.index, f.hasIndex = int(v.Int()), v.Type == gjson.Number
 		case "id":
-			id = strings.Clone(v.Str)
+			f.id = v.Str // cloned by add if kept
 		case "function":
 			fn = v
 		}
@@ -277,71 +297,13 @@ func (a *accumulator) toolCall(tc gjson.Result) error {
 	fn.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "name":
-			name = strings.Clone(v.Str)
+			f.name = v.Str // cloned by add if kept
 		case "arguments":
-			args = strings.Clone(v.Str)
+			f.args = strings.Clone(v.Str)
 		}
 		return true
 	})
-	idx := len(a.calls)
-	if index.Exists() {
-		idx = int(index.Int())
-	} else if id == "" && len(a.calls) > 0 {
-		// No index and no id: a continuation of the last call.
-		idx = a.calls[len(a.calls)-1].index
-	}
-	pc := a.find(idx)
-	if pc == nil {
-		pc = &pendingCall{index: idx}
-		a.calls = append(a.calls, pc)
-	}
-	if id != "" && pc.id == "" {
-		pc.id = id
-	}
-	if name != "" {
-		pc.name += name
-	}
-	a.emitted = true
-	if !pc.started {
-		if args != "" {
-			pc.pending = append(pc.pending, args)
-		}
-		if pc.id == "" || pc.name == "" {
-			return nil
-		}
-		return a.start(pc)
-	}
-	if args != "" {
-		pc.args.WriteString(args)
-		return a.d.ToolCallArgs(pc.index, args)
-	}
-	return nil
-}
-
-// start announces a call once its id and name are known, with the
-// argument fragments that came before them.
-func (a *accumulator) start(pc *pendingCall) error {
-	pc.started = true
-	if err := a.d.ToolCallStart(pc.index, pc.id, pc.name); err != nil {
-		return err
-	}
-	for _, p := range pc.pending {
-		pc.args.WriteString(p)
-		if err := a.d.ToolCallArgs(pc.index, p); err != nil {
-			return err
-		}
-	}
-	pc.pending = nil
-	return nil
-}
-
-func (a *accumulator) find(idx int) *pendingCall {
-	for _, c := range a.calls {
-		if c.index == idx {
-			return c
-		}
-	}
-	return nil
+	return a.calls.add(f, a.d, &a.emitted)
 }
 
 // finish completes the turn once the stream is done.
@@ -352,18 +314,9 @@ func (a *accumulator) finish() error {
 	a.done = true
 	a.turn.Content = a.content.String()
 	a.turn.Reasoning = a.reason.String()
-	for i, pc := range a.calls {
-		if pc.name == "" {
-			return fmt.Errorf("%w: tool call %d has no function name", ErrStreamBroken, pc.index)
-		}
-		if pc.id == "" {
-			// A few servers omit ids; the conversation needs one.
-			pc.id = fmt.Sprintf("call_%d", i)
-			if err := a.start(pc); err != nil {
-				return err
-			}
-		}
-		a.turn.ToolCalls = append(a.turn.ToolCalls, events.ToolCall{ID: pc.id, Name: pc.name, Arguments: pc.args.String()})
+	var err error
+	if a.turn.ToolCalls, a.turn.keys, err = a.calls.finish(a.d, &a.emitted); err != nil {
+		return err
 	}
 	if a.turn.FinishReason == "" {
 		a.turn.FinishReason = "stop"

@@ -2,11 +2,14 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
@@ -168,6 +171,9 @@ type turnResult struct {
 	messageID string
 	// streamed are the ids of the calls announced while streaming.
 	streamed []string
+	// withdrawn are the tools a BeforeLLM aspect took out of this turn's
+	// offer: calls of them are refused.
+	withdrawn []string
 }
 
 // turn runs one LLM turn: BeforeLLM aspects, the call (streamed into
@@ -182,14 +188,20 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 		msgs = append(conv[:len(conv):len(conv)], events.Message{Role: events.RoleUser, Content: finalTurnPrompt})
 	}
 	req := &aspects.LLMRequest{Messages: msgs}
+	var offered []string
 	if !final {
-		req.ToolNames = r.offeredNames()
+		offered = r.offeredNames()
+		req.ToolNames = slices.Clone(offered)
 	}
 	if err := cfg.Aspects.BeforeLLM(ctx, r.point, req); err != nil {
 		return nil, err
 	}
+	var withdrawn []string
+	if !final && !slices.Equal(req.ToolNames, offered) {
+		toolsJSON, withdrawn = narrowTools(toolsJSON, offered, req.ToolNames)
+	}
 	creq := &Request{Messages: req.Messages, Tools: toolsJSON, NoTools: final}
-	if !final && cfg.Tools.Len() > 1 {
+	if !final && cfg.Tools.Len() > 1 && len(toolsJSON) > 2 {
 		p := cfg.ParallelToolCalls
 		creq.ParallelToolCalls = &p
 	}
@@ -197,7 +209,8 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	t, err := r.llm().Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
-		if ctx.Err() == nil {
+		var le *LLMError
+		if ctx.Err() == nil && errors.As(err, &le) {
 			metrics.LLMRequests.WithLabelValues(r.point.Model, "error").Inc()
 		}
 		return nil, err
@@ -205,14 +218,21 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	if final {
 		t.ToolCalls = nil
 	}
-	if r.in.Stream && len(em.calls) == len(t.ToolCalls) {
-		// The ids the calls were streamed under, made unique by the emitter.
-		for i := range t.ToolCalls {
-			t.ToolCalls[i].ID = em.calls[i]
-		}
-	} else {
-		for i := range t.ToolCalls {
+	for i := range t.ToolCalls {
+		// A streamed call keeps the id it was announced under (made unique
+		// by the emitter), found by its key: never by its place in the
+		// order the calls were announced, which the provider decides.
+		if id := em.idOf(t.Key(i)); r.in.Stream && id != "" {
+			t.ToolCalls[i].ID = id
+		} else {
 			t.ToolCalls[i].ID = r.uniqueCallID(t.ToolCalls[i].ID)
+		}
+	}
+	if !r.in.Stream {
+		// Not streamed: the chunk point sees the whole answer, before the
+		// after-LLM point and before anything of it is emitted.
+		if err := em.filterTurn(t); err != nil {
+			return nil, err
 		}
 	}
 	resp := &aspects.LLMResponse{Content: t.Content, Reasoning: t.Reasoning, ToolCalls: t.ToolCalls,
@@ -222,6 +242,7 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 		return nil, err
 	}
 	t.Content, t.Reasoning, t.ToolCalls, t.FinishReason = resp.Content, resp.Reasoning, resp.ToolCalls, resp.FinishReason
+	t.Model, t.Usage = resp.Model, resp.Usage
 	if !r.in.Stream {
 		em.replay(t)
 	}
@@ -239,7 +260,33 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	r.ledger.Add(t.Provider, model, t.Usage)
 	r.stream.Emit(events.Event{Type: events.StepFinished, StepName: stepName, Meta: events.Meta{Step: step, Model: t.Model,
 		InputTokens: t.Usage.PromptTokens, OutputTokens: t.Usage.CompletionTokens}})
-	return &turnResult{Turn: t, messageID: em.messageID, streamed: em.calls}, nil
+	return &turnResult{Turn: t, messageID: em.messageID, streamed: em.calls, withdrawn: withdrawn}, nil
+}
+
+// narrowTools keeps of a turn's tools array those a BeforeLLM aspect left
+// in its ToolNames, and names the tools it withdrew. A name that was not
+// offered is ignored: an aspect narrows the offer, it cannot grant a tool.
+func narrowTools(toolsJSON []byte, offered, kept []string) ([]byte, []string) {
+	var withdrawn []string
+	for _, n := range offered {
+		if !slices.Contains(kept, n) {
+			withdrawn = append(withdrawn, n)
+		}
+	}
+	if len(withdrawn) == 0 {
+		return toolsJSON, nil
+	}
+	out := []byte{'['}
+	gjson.ParseBytes(toolsJSON).ForEach(func(_, t gjson.Result) bool {
+		if slices.Contains(kept, t.Get("function.name").Str) {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, t.Raw...)
+		}
+		return true
+	})
+	return append(out, ']'), withdrawn
 }
 
 // retrying reports LLM retries and failovers as CUSTOM events, so a client
@@ -279,7 +326,9 @@ func (r *run) splitCalls(t *turnResult) (own *turnResult, theirs []events.ToolCa
 	*mine.Turn = *t.Turn
 	mine.ToolCalls = nil
 	for _, tc := range t.ToolCalls {
-		if r.agent.cfg.Tools.Lookup(tc.Name) == nil && r.caller.has(tc.Name) {
+		// A caller's tool an aspect withdrew from the turn is refused by
+		// the wrapper, as the agent's own are.
+		if r.agent.cfg.Tools.Lookup(tc.Name) == nil && r.caller.has(tc.Name) && !slices.Contains(t.withdrawn, tc.Name) {
 			theirs = append(theirs, tc)
 		} else {
 			mine.ToolCalls = append(mine.ToolCalls, tc)

@@ -188,6 +188,9 @@ func (m *Manager) Completed(ctx context.Context, p *Point, out *RunOutput, err e
 	}
 }
 
+// HasCompleted reports whether any Completed aspect is configured.
+func (m *Manager) HasCompleted() bool { return m != nil && len(m.completed) > 0 }
+
 // BeforeLLM invokes the BeforeLLM aspects.
 func (m *Manager) BeforeLLM(ctx context.Context, p *Point, req *LLMRequest) error {
 	if m == nil {

@@ -343,7 +343,7 @@ func (t *terminal) failure(msg types.RuleMsg, err error) {
 		return
 	}
 	t.done = true
-	code := agent.CodeLLM
+	code := agent.CodeInternal
 	var re *agent.RunError
 	if errors.As(err, &re) {
 		code = re.Code

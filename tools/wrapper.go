@@ -30,6 +30,9 @@ type Call struct {
 	// Announced is true when TOOL_CALL_START, ARGS and END were already
 	// emitted while the model streamed the call.
 	Announced bool
+	// Withdrawn is true when the tool was taken out of the turn's offer
+	// (a BeforeLLM aspect narrowed it): the call is refused.
+	Withdrawn bool
 }
 
 // Outcome is what a call produced, as the model will read it.
@@ -93,9 +96,17 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		}
 		// On a refusal the model's arguments stay what the audit records.
 		if res, approved, answered, err = s.approve(actx, r, e, c, args); err == nil {
-			meta.ArgsRewritten = meta.ArgsRewritten || !bytes.Equal(args, approved)
-			args = approved
-			if !answered {
+			if !bytes.Equal(args, approved) {
+				// Arguments a person edited pass the ToolCallBefore
+				// aspects as the model's did.
+				meta.ArgsRewritten = true
+				args = approved
+				if ac != nil {
+					ac.Args = args
+					args, err = aspectsBefore(ctx, r, e, &p, ac, &meta)
+				}
+			}
+			if err == nil && !answered {
 				res, err = execute(ctx, r, e, c, args)
 			}
 		}
@@ -123,6 +134,15 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 			tr.IsError, tr.ErrKind = true, KindName(aerr)
 			tr.Content = "Error (" + tr.ErrKind + "): " + aerr.Error()
 		}
+		if tr.Content != out.Content {
+			// A rewrite is a result like any other: scrubbed and cut.
+			if r.Scrubber != nil {
+				tr.Content = r.Scrubber.Scrub(tr.Content)
+			}
+			var cut bool
+			tr.Content, cut = truncate(tr.Content, r.MaxOutput)
+			meta.Truncated = meta.Truncated || cut
+		}
 		out.Content, out.IsError, out.Kind = tr.Content, tr.IsError, tr.ErrKind
 	}
 	meta.DurationMs = out.Duration.Milliseconds()
@@ -144,6 +164,9 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 // aspects do not refuse it.
 func (s *Set) guard(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage, p *aspects.Point, ac *aspects.ToolCall, meta *events.Meta,
 	dec *policy.Decision) (Result, error) {
+	if c.Withdrawn {
+		return Result{}, Errorf(ErrNotFound, "%s was not offered in this turn (withdrawn by an aspect)", c.Name)
+	}
 	if e == nil {
 		// Only the tools the model may use are named: a denied tool is not
 		// advertised here either.
@@ -173,19 +196,27 @@ func (s *Set) guard(ctx context.Context, r *Run, e *Entry, c Call, args json.Raw
 		return Result{}, err
 	}
 	if ac != nil {
-		before := ac.Args
-		if err := r.Aspects.ToolBefore(ctx, p, ac); err != nil {
-			return Result{}, Wrap(ErrPolicyDenied, err, "the call was refused")
-		}
-		if !bytes.Equal(before, ac.Args) {
-			meta.ArgsRewritten = true
-			// A rewrite must still satisfy the schema.
-			if err := e.schema.Validate(ac.Args); err != nil {
-				return Result{}, fmt.Errorf("arguments rewritten by an aspect: %w", err)
-			}
+		if _, err := aspectsBefore(ctx, r, e, p, ac, meta); err != nil {
+			return Result{}, err
 		}
 	}
 	return Result{}, nil
+}
+
+// aspectsBefore runs the ToolCallBefore aspects on ac and returns the
+// arguments the call runs with; a rewrite must still satisfy the schema.
+func aspectsBefore(ctx context.Context, r *Run, e *Entry, p *aspects.Point, ac *aspects.ToolCall, meta *events.Meta) (json.RawMessage, error) {
+	before := ac.Args
+	if err := r.Aspects.ToolBefore(ctx, p, ac); err != nil {
+		return nil, Wrap(ErrPolicyDenied, err, "the call was refused")
+	}
+	if !bytes.Equal(before, ac.Args) {
+		meta.ArgsRewritten = true
+		if err := e.schema.Validate(ac.Args); err != nil {
+			return nil, fmt.Errorf("arguments rewritten by an aspect: %w", err)
+		}
+	}
+	return ac.Args, nil
 }
 
 // execute runs the tool under its timeout, recovering a panic.
