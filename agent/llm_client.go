@@ -142,7 +142,7 @@ func (c *Client) Complete(ctx context.Context, req *Request, stream bool, d Delt
 	order := c.order()
 	for n, ep := range order {
 		for attempt := 0; ; attempt++ {
-			turn, emitted, err := ep.call(ctx, req, stream, d)
+			turn, emitted, err := ep.call(ctx, req, stream, d, c.cfg.FirstByteTimeout, c.cfg.IdleTimeout)
 			if err == nil {
 				ep.succeeded()
 				turn.Provider = ep.provider
@@ -233,17 +233,30 @@ func (ep *endpoint) succeeded() {
 	ep.breakerM.Unlock()
 }
 
-// call makes one request to this endpoint.
-func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Deltas) (*Turn, bool, error) {
+// call makes one request to this endpoint. A streamed request is watched
+// for stalls (LLMConfig.FirstByteTimeout, IdleTimeout); a non-streamed
+// answer comes whole when the model is done, so silence there cannot be
+// told from work, and only the caller's context bounds it.
+func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Deltas, first, idle time.Duration) (*Turn, bool, error) {
 	prefix := ep.plain
+	var watch *stallWatch
 	if stream {
 		prefix = ep.stream
+		if ctx, watch = watchStalls(ctx, first, idle); watch != nil {
+			// Cancelled last: the body is drained first, on a live
+			// connection.
+			defer watch.cancel(nil)
+			defer watch.stop()
+		}
 	}
 	// The body is not held while the answer streams: it goes back to its
 	// pool as soon as it is written.
 	body := newRequestBody(func(b []byte) []byte { return prefix.appendBody(b, req, ep.echo) })
 	resp, err := ep.wire.post(ctx, body, stream)
 	if err != nil {
+		if se := watch.err(ctx); se != nil {
+			return nil, false, se
+		}
 		return nil, false, err
 	}
 	defer func() {
@@ -253,12 +266,18 @@ func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Delta
 		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
 		resp.Body.Close()
 	}()
+	if watch != nil {
+		watch.progress() // the headers came
+	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if !stream || ct == "application/json" {
 		// Some servers ignore "stream": they get the same treatment as a
 		// non-streaming answer, replayed as deltas.
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		raw, err := io.ReadAll(io.LimitReader(watch.body(resp.Body), 64<<20))
 		if err != nil {
+			if se := watch.err(ctx); se != nil {
+				return nil, false, se
+			}
 			return nil, false, fmt.Errorf("%w: %w", ErrStreamBroken, err)
 		}
 		turn, err := decodeCompletion(raw)
@@ -271,7 +290,13 @@ func (ep *endpoint) call(ctx context.Context, req *Request, stream bool, d Delta
 		return turn, false, nil
 	}
 	acc := &accumulator{d: d}
-	if err := acc.readStream(resp.Body); err != nil {
+	if watch != nil {
+		acc.onStart = watch.answerStarted
+	}
+	if err := acc.readStream(watch.body(resp.Body)); err != nil {
+		if se := watch.err(ctx); se != nil {
+			return nil, acc.emitted, se
+		}
 		return nil, acc.emitted, err
 	}
 	if acc.turn.Model == "" {

@@ -143,6 +143,15 @@ type LLMConfig struct {
 	// skipped (doubling while it keeps failing, up to 10 minutes); 0
 	// disables the breaker.
 	CircuitCooldown time.Duration
+	// FirstByteTimeout is the longest a streamed answer may stay silent
+	// before it starts (its first delta of reasoning, text or a tool call):
+	// no byte for this long, not even a keepalive, abandons the attempt,
+	// which is retried. 0 disables. See DefaultFirstByteTimeout.
+	FirstByteTimeout time.Duration
+	// IdleTimeout is the longest a streamed answer may stay silent once it
+	// has started; the run then fails with a StallError (an llm_error).
+	// 0 disables. See DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// HTTPClient sends the requests; nil uses a client with sane
 	// connection timeouts and no overall timeout (streams can be long).
 	HTTPClient *http.Client

@@ -116,6 +116,9 @@ type accumulator struct {
 	turn    Turn
 	emitted bool // a delta reached d; a retry would duplicate it
 	done    bool
+	// onStart, when set, is called once, after the chunk that brought the
+	// answer's first delta (the stall watch then allows idleTimeout).
+	onStart func()
 }
 
 // readers are pooled and small: a reader per stream adds up under many
@@ -216,6 +219,10 @@ func (a *accumulator) chunk(s string) error {
 		}
 		return err == nil
 	})
+	if a.emitted && a.onStart != nil {
+		a.onStart()
+		a.onStart = nil
+	}
 	return err
 }
 

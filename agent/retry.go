@@ -48,6 +48,12 @@ func classify(ctx context.Context, err error) (retry, failover bool) {
 	if errors.As(err, &se) {
 		return true, true
 	}
+	var stall *StallError
+	if errors.As(err, &stall) {
+		// Silence is the endpoint's (or the way to it): try again, then
+		// the next.
+		return true, true
+	}
 	if errors.Is(err, ErrStreamBroken) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true, true
 	}

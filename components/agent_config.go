@@ -39,6 +39,8 @@ type Config struct {
 	RetryBackoff           string         `json:"retryBackoff" label:"Retry backoff" desc:"First retry delay, doubling each attempt with jitter (a Retry-After header takes precedence)."`
 	CircuitCooldown        string         `json:"circuitCooldown" label:"Circuit cooldown" desc:"How long a failed endpoint is skipped (doubling while it keeps failing, up to 10m); 0 disables."`
 	Timeout                string         `json:"timeout" label:"Run timeout" desc:"Maximum duration of one run, e.g. 10m."`
+	FirstByteTimeout       string         `json:"firstByteTimeout" label:"First byte timeout" desc:"Longest silence of a streamed LLM answer before it starts (no byte, not even a keepalive): the attempt is abandoned and retried. 0 disables."`
+	IdleTimeout            string         `json:"idleTimeout" label:"Idle timeout" desc:"Longest silence of a streamed LLM answer once it has started: the run fails (llm_error). 0 disables."`
 	ParallelToolCalls      bool           `json:"parallelToolCalls" label:"Parallel tool calls" desc:"Run the tool calls of one turn concurrently."`
 	RepeatLimit            int            `json:"repeatLimit" label:"Repeat limit" desc:"Refuse the Nth call of the same tool with the same arguments in a run (doom-loop guard); -1 disables."`
 	MaxToolCalls           int            `json:"maxToolCalls" label:"Max tool calls" desc:"Maximum tool calls per run; 0 means no limit beyond maxStep."`
@@ -64,6 +66,8 @@ func defaultConfig() Config {
 		RetryBackoff:           "500ms",
 		CircuitCooldown:        "60s",
 		Timeout:                "10m",
+		FirstByteTimeout:       agent.DefaultFirstByteTimeout.String(),
+		IdleTimeout:            agent.DefaultIdleTimeout.String(),
 		ParallelToolCalls:      true,
 		RepeatLimit:            agent.DefaultRepeatLimit,
 		MaxDepth:               chaintool.DefaultMaxDepth,
@@ -136,6 +140,9 @@ func (c *Config) parse() (*parsed, error) {
 		return nil, err
 	}
 	if p.timeout, err = duration("timeout", c.Timeout); err != nil {
+		return nil, err
+	}
+	if err := streamTimeouts(&p.llm, c.FirstByteTimeout, c.IdleTimeout); err != nil {
 		return nil, err
 	}
 	if len(p.llmMissing) == 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
@@ -42,7 +43,19 @@ type IntentConfig struct {
 	Params       map[string]any `json:"params" label:"Model parameters" desc:"As ai/agent's params; temperature defaults to 0 here."`
 	MaxRetries   int            `json:"maxRetries" label:"Max retries" desc:"Retries of a retryable LLM failure; 0 disables retries."`
 	Timeout      string         `json:"timeout" label:"Timeout" desc:"Longest a classification may take, e.g. 30s."`
+	// FirstByteTimeout and IdleTimeout bound a stalled answer, as for
+	// ai/agent, within Timeout.
+	FirstByteTimeout string `json:"firstByteTimeout" label:"First byte timeout" desc:"Longest silence before the answer starts: the attempt is abandoned and retried. 0 disables."`
+	IdleTimeout      string `json:"idleTimeout" label:"Idle timeout" desc:"Longest silence once the answer has started. 0 disables."`
 }
+
+// Defaults of an intent node's stall limits: a one-word answer that has
+// not started in 20 seconds is stalled, and leaves time for one more
+// attempt within the default 60s timeout.
+const (
+	defaultIntentFirstByte = "20s"
+	defaultIntentIdle      = "20s"
+)
 
 type intent struct {
 	Name        string `json:"name"`
@@ -67,7 +80,7 @@ type IntentNode struct {
 // New implements types.Node.
 func (n *IntentNode) New() types.Node {
 	return &IntentNode{Config: IntentConfig{URL: "${global.llm_url}", Key: "${global.api_key}", Model: "${global.model}",
-		MaxRetries: 2, Timeout: "60s"}}
+		MaxRetries: 2, Timeout: "60s", FirstByteTimeout: defaultIntentFirstByte, IdleTimeout: defaultIntentIdle}}
 }
 
 // Type implements types.Node.
@@ -122,8 +135,11 @@ func (n *IntentNode) Init(rc types.Config, configuration types.Configuration) er
 	ep := primaryEndpoint(c.URL, c.Key, c.Model, &params)
 	n.secrets = scrub.New()
 	n.secrets.AddSecrets(ep.Key)
-	n.client, err = agent.NewClient(agent.LLMConfig{Endpoints: []agent.Endpoint{ep},
-		MaxRetries: c.MaxRetries, RetryBackoff: 500 * time.Millisecond})
+	lc := agent.LLMConfig{Endpoints: []agent.Endpoint{ep}, MaxRetries: c.MaxRetries, RetryBackoff: 500 * time.Millisecond}
+	if err := streamTimeouts(&lc, c.FirstByteTimeout, c.IdleTimeout); err != nil {
+		return err
+	}
+	n.client, err = agent.NewClient(lc)
 	return err
 }
 
@@ -198,12 +214,16 @@ func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		defer cancel()
 	}
 	req := &agent.Request{Messages: []events.Message{{Role: events.RoleSystem, Content: n.system.ExecuteAsString(env)}, {Role: events.RoleUser, Content: text}}}
-	turn, err := n.client.Complete(goctx, req, false, agent.DiscardDeltas, nil)
+	// Streamed, though nobody sees it: a stalled provider is noticed
+	// (firstByteTimeout, idleTimeout), which a whole answer cannot be.
+	turn, err := n.client.Complete(goctx, req, true, agent.DiscardDeltas, nil)
 	if err != nil {
+		metrics.LLMRequests.WithLabelValues(n.client.Model(), "error").Inc()
 		// A provider's 401 can quote the key.
 		failWith(ctx, msg, agent.CodeLLM, errors.New(n.secrets.Scrub(err.Error())))
 		return
 	}
+	countUsage(goctx, turn)
 	name := n.match(turn.Content)
 	m := msg.Metadata
 	m.PutValue("intent", name)
@@ -212,6 +232,22 @@ func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	m.PutValue("completionTokens", strconv.FormatInt(turn.Usage.CompletionTokens, 10))
 	m.PutValue("totalTokens", strconv.FormatInt(turn.Usage.TotalTokens, 10))
 	ctx.TellNext(msg, name)
+}
+
+// countUsage adds a classification's tokens to the run's usage (the
+// ledger of whoever runs the chain: the server, or the agent whose tool
+// the chain is) and to the metrics, as an agent's turn is counted.
+func countUsage(ctx context.Context, t *agent.Turn) {
+	agent.LedgerFrom(ctx).Add(t.Provider, t.Model, t.Usage)
+	metrics.LLMRequests.WithLabelValues(t.Model, "ok").Inc()
+	for _, k := range [...]struct {
+		kind string
+		n    int64
+	}{{"prompt", t.Usage.PromptTokens}, {"completion", t.Usage.CompletionTokens}, {"cached", t.Usage.CachedTokens}, {"reasoning", t.Usage.ReasoningTokens}} {
+		if k.n > 0 {
+			metrics.Tokens.WithLabelValues(t.Model, k.kind).Add(float64(k.n))
+		}
+	}
 }
 
 // match finds the intent an answer names: the answer itself, trimmed of

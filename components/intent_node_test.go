@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 
+	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/metrics"
 )
 
 func intentChain(t *testing.T, url string, extra map[string]any) (string, []byte) {
@@ -66,8 +71,9 @@ func TestIntentRoutes(t *testing.T) {
 			t.Errorf("the classifier's prompt lacks %q:\n%s", want, sys)
 		}
 	}
-	if req.JSON["temperature"] != 0.0 || req.JSON["stream"] == true {
-		t.Errorf("request: temperature %v, stream %v", req.JSON["temperature"], req.JSON["stream"])
+	// Streamed, with usage, so that a stalled provider is noticed.
+	if req.JSON["temperature"] != 0.0 || req.JSON["stream"] != true || !req.IncludeUsage {
+		t.Errorf("request: temperature %v, stream %v, usage %v", req.JSON["temperature"], req.JSON["stream"], req.IncludeUsage)
 	}
 }
 
@@ -109,5 +115,55 @@ func TestIntentConfigAndFailures(t *testing.T) {
 	if end.msg.Metadata.GetValue("errorCode") != "llm_error" || end.err == nil || !strings.Contains(end.err.Error(), "bad request") ||
 		strings.Contains(end.err.Error(), "sk-intent-secret-123456") {
 		t.Errorf("LLM failure: %v %v", end.msg.Metadata.GetValue("errorCode"), end.err)
+	}
+}
+
+// The classifier's tokens count in the run's usage (the ledger a server
+// or a calling agent keeps) and in the metrics, as an agent's do.
+func TestIntentTokensReachUsageAndMetrics(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Response{Text: "refund",
+		Usage: &llmtest.Usage{PromptTokens: 30, CompletionTokens: 2, TotalTokens: 32}}))
+	id, dsl := intentChain(t, srv.URL, nil)
+	e, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop(context.Background())
+	prompt := testutil.ToFloat64(metrics.Tokens.WithLabelValues("test-model", "prompt"))
+	reqs := testutil.ToFloat64(metrics.LLMRequests.WithLabelValues("test-model", "ok"))
+	ledger := agent.NewLedger(nil)
+	oneTerminal(t, send(t, agent.WithLedger(context.Background(), ledger), e, "money back", nil, false), "refund")
+	if u := ledger.Total(); u.PromptTokens != 30 || u.CompletionTokens != 2 || u.TotalTokens != 32 {
+		t.Errorf("run usage %+v", u)
+	}
+	if got := ledger.Entries(); len(got) != 1 || got[0].Model != "test-model" || got[0].Provider == "" {
+		t.Errorf("usage entries %+v", got)
+	}
+	if testutil.ToFloat64(metrics.Tokens.WithLabelValues("test-model", "prompt")) != prompt+30 ||
+		testutil.ToFloat64(metrics.LLMRequests.WithLabelValues("test-model", "ok")) != reqs+1 {
+		t.Errorf("metrics not counted")
+	}
+}
+
+// A classification whose stream stalls is abandoned after
+// firstByteTimeout and tried again, within the node's timeout.
+func TestIntentStallIsRetried(t *testing.T) {
+	var n atomic.Int32
+	srv := llmtest.NewServer(t, llmtest.ScriptFunc(func(*llmtest.Request) llmtest.Response {
+		if n.Add(1) == 1 {
+			return llmtest.Response{Text: "refund", Stall: time.Hour}
+		}
+		return llmtest.Reply("shipping")
+	}))
+	id, dsl := intentChain(t, srv.URL, map[string]any{"firstByteTimeout": "300ms", "timeout": "10s"})
+	e, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop(context.Background())
+	start := time.Now()
+	oneTerminal(t, send(t, context.Background(), e, "where is it?", nil, false), "shipping")
+	if took := time.Since(start); took > 5*time.Second || len(srv.Requests()) != 2 {
+		t.Fatalf("took %v, %d requests", took, len(srv.Requests()))
 	}
 }

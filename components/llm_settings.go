@@ -56,3 +56,13 @@ func parseParams(raw map[string]any, p *agent.Params) error {
 	}
 	return p.Check()
 }
+
+// streamTimeouts reads a node's firstByteTimeout and idleTimeout into c.
+func streamTimeouts(c *agent.LLMConfig, firstByte, idle string) error {
+	var err error
+	if c.FirstByteTimeout, err = duration("firstByteTimeout", firstByte); err != nil {
+		return err
+	}
+	c.IdleTimeout, err = duration("idleTimeout", idle)
+	return err
+}
