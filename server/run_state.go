@@ -132,18 +132,27 @@ func (st *runState) segment(ctx context.Context, sink events.Sink, threadID, run
 // wait waits for the end of segment seg: the run's end, a pause, or the
 // client going away (which cancels the run).
 func (st *runState) wait(ctx context.Context, seg *segment) (RunResult, error) {
+	// A segment reports only the model calls made during it (AG-UI: usage
+	// does not carry across an interrupt), as its terminal event does.
 	select {
 	case <-st.done:
-		return st.res, st.err
+		return st.result(seg), st.err
 	case ins := <-seg.ended:
 		res := RunResult{RunID: st.req.RunID, ThreadID: st.req.ThreadID, Outcome: OutcomeInterrupt, Interrupts: ins,
-			Usage: st.ledger.Entries()}
+			Usage: usageSince(st.ledger.Entries(), seg.base)}
 		return res, nil
 	case <-ctx.Done():
 		st.reg.Cancel(errClientGone)
 		<-st.done
-		return st.res, st.err
+		return st.result(seg), st.err
 	}
+}
+
+// result is the run's result as segment seg reports it.
+func (st *runState) result(seg *segment) RunResult {
+	res := st.res
+	res.Usage = usageSince(res.Usage, seg.base)
+	return res
 }
 
 // attach opens a segment: RUN_STARTED, then what happened while the run
