@@ -5,20 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/fnv"
-	"slices"
-	"sync"
-	"time"
 
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/tools"
 )
-
-// cancelGrace is how long a cancelled chain run may take to stop: RuleGo
-// checks for cancellation between nodes, so the running node finishes
-// first (the agent node itself stops at once).
-const cancelGrace = 5 * time.Second
 
 // chainInvoker implements tools.ChainInvoker on a RuleGo engine pool: the
 // pool of the chain the agent node belongs to.
@@ -80,66 +72,32 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 	if req.Sink != nil {
 		sink = scrubbingSink{next: req.Sink, scrub: scrubOut}
 	}
-	names := map[string]string{}
-	order := map[string]int{}
-	for i, n := range def.Metadata.Nodes {
-		names[n.Id], order[n.Id] = n.Name, i
-	}
 	steps := req.Steps
 	if steps == nil {
 		steps = sink
 	}
-	// cctx derives from ctx, never from a fresh context: the calling run's
-	// tool-policy restrictions (policy.WithRestrictions, set by the tool
-	// wrapper) travel in it to every agent node of the chain.
-	cctx := events.WithSink(withoutRunContext(ctx), sink)
-	cctx = withSteps(cctx, &stepRecorder{sink: steps, toolCallID: req.ToolCallID, chainID: req.ChainID, names: names})
-
-	var (
-		mu      sync.Mutex
-		outs    []tools.ChainOutput
-		failure error
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		opts := []types.RuleContextOption{types.WithContext(cctx)}
-		if TraceFrom(ctx) {
-			opts = append(opts, types.WithDebugMode(true))
-		}
-		e.OnMsgAndWait(msg, append(opts, types.WithOnEnd(func(rc types.RuleContext, m types.RuleMsg, err error, rel string) {
-			if rel == types.Stream {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil || rel == types.Failure {
-				if failure == nil {
-					failure = chainFailure(req.ChainID, m, err, scrubOut)
-				}
-				return
-			}
-			outs = append(outs, tools.ChainOutput{NodeID: rc.GetSelfId(), Data: scrubOut(m.GetData())})
-		}))...)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		select {
-		case <-done:
-		case <-time.After(cancelGrace):
-		}
+	o := ChainRunOptions{Sink: sink, Steps: steps, ToolCallID: req.ToolCallID, ChainID: req.ChainID}
+	if TraceFrom(ctx) {
+		o.Options = []types.RuleContextOption{types.WithDebugMode(true)}
+	}
+	// The run's context derives from ctx: the calling run's tool-policy
+	// restrictions (policy.WithRestrictions, set by the tool wrapper)
+	// travel in it to every agent node of the chain.
+	run := StartChain(withoutRunContext(ctx), e, msg, o)
+	if run.Wait(ctx) != nil {
+		// Stopped: cancelled, waited for, and silenced.
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return tools.ChainResult{}, tools.Wrap(tools.ErrTimeout, ctx.Err(), "chain %s was stopped", req.ChainID)
 		}
 		return tools.ChainResult{}, tools.Wrap(tools.ErrExecutionFailed, context.Cause(ctx), "chain %s was cancelled", req.ChainID)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if failure != nil {
-		return tools.ChainResult{}, failure
+	var outs []tools.ChainOutput
+	for _, end := range run.Ends() {
+		if end.Failed() {
+			return tools.ChainResult{}, chainFailure(req.ChainID, end.Msg, end.Err, scrubOut)
+		}
+		outs = append(outs, tools.ChainOutput{NodeID: end.NodeID, Data: scrubOut(end.Msg.GetData())})
 	}
-	slices.SortStableFunc(outs, func(a, b tools.ChainOutput) int { return order[a.NodeID] - order[b.NodeID] })
 	return tools.ChainResult{Outputs: outs}, nil
 }
 

@@ -84,9 +84,10 @@ type RunResult struct {
 	// Interrupts are what the run waits for when Outcome is interrupt: it
 	// goes on once they are answered (Store.Resume).
 	Interrupts []events.Interrupt
-	// Ends are every end of the chain, in the order they happened, when
-	// it ended more than once (a chain with branches); Msg is the one that
-	// decides the outcome.
+	// Ends are every end of the chain, in the order of their end nodes in
+	// the chain definition (components.ChainRun), when it ended more than
+	// once (a chain with branches); Msg is the one that decides the
+	// outcome: the last successful one, or the first failure.
 	Ends []RunEnd
 }
 

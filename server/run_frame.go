@@ -2,12 +2,12 @@ package server
 
 import (
 	"cmp"
-	"context"
 	"sync"
 
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
 )
 
@@ -23,13 +23,6 @@ type frame struct {
 	meta     events.Meta
 	lastErr  string
 	lastCode string
-	ends     []chainEnd
-}
-
-type chainEnd struct {
-	msg types.RuleMsg
-	err error
-	rel string
 }
 
 // Emit implements events.Sink.
@@ -53,52 +46,44 @@ func (f *frame) Emit(e events.Event) {
 	f.out.Emit(e)
 }
 
-// end is the chain's OnEnd callback: it fires once per branch end.
-func (f *frame) end(_ types.RuleContext, m types.RuleMsg, err error, rel string) {
-	if rel == types.Stream {
-		return
-	}
-	f.mu.Lock()
-	f.ends = append(f.ends, chainEnd{msg: m, err: err, rel: rel})
-	f.mu.Unlock()
-}
-
-// finish decides how the run ended: cancelled when its context was
-// cancelled; else a failure if any branch failed (the first); else the
-// last successful branch's message.
-func (f *frame) finish(ctx context.Context, res *RunResult) {
+// finish decides how the run ended, from its ends (in the order of the
+// end nodes in the chain definition): cancelled when its context was
+// cancelled; else a failure if any end failed (the first); else the last
+// successful end's message.
+func (f *frame) finish(run *components.ChainRun, ends []components.ChainEnd, res *RunResult) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.ends) > 1 {
-		for _, e := range f.ends {
-			end := RunEnd{Msg: e.msg, Relation: e.rel}
-			if e.err != nil {
-				end.Error = e.err.Error()
+	if len(ends) > 1 {
+		for _, e := range ends {
+			end := RunEnd{Msg: e.Msg, Relation: e.Relation}
+			if e.Err != nil {
+				end.Error = e.Err.Error()
 			}
 			res.Ends = append(res.Ends, end)
 		}
 	}
-	var failed *chainEnd
-	for i := range f.ends {
-		if f.ends[i].err != nil || f.ends[i].rel == types.Failure {
+	var failed *components.ChainEnd
+	for i := range ends {
+		if ends[i].Failed() {
 			if failed == nil {
-				failed = &f.ends[i]
+				failed = &ends[i]
 			}
 			continue
 		}
-		res.Msg, res.Relation = f.ends[i].msg, f.ends[i].rel
+		res.Msg, res.Relation = ends[i].Msg, ends[i].Relation
 	}
+	cancelled, cause := run.Cancelled()
 	switch {
-	case ctx.Err() != nil:
+	case cancelled && cause != nil:
 		res.Outcome, res.ErrorCode = OutcomeCancelled, agent.CodeCancelled
-		res.Error = "the run was cancelled: " + context.Cause(ctx).Error()
+		res.Error = "the run was cancelled: " + cause.Error()
 		if failed != nil {
-			res.Msg, res.Relation = failed.msg, types.Failure
+			res.Msg, res.Relation = failed.Msg, types.Failure
 		}
 	case failed != nil:
-		res.Outcome, res.Msg, res.Relation = OutcomeError, failed.msg, types.Failure
+		res.Outcome, res.Msg, res.Relation = OutcomeError, failed.Msg, types.Failure
 		res.Error, res.ErrorCode = f.failureText(failed)
-	case len(f.ends) == 0:
+	case len(ends) == 0:
 		res.Outcome, res.ErrorCode = OutcomeError, "no_result"
 		res.Error = "the chain ended without a result"
 	default:
@@ -107,15 +92,13 @@ func (f *frame) finish(ctx context.Context, res *RunResult) {
 }
 
 // cause is the error behind a run that did not succeed.
-func (f *frame) cause(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
+func (f *frame) cause(run *components.ChainRun, ends []components.ChainEnd) error {
+	if cancelled, cause := run.Cancelled(); cancelled && cause != nil {
+		return cause
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, e := range f.ends {
-		if e.err != nil {
-			return e.err
+	for _, e := range ends {
+		if e.Err != nil {
+			return e.Err
 		}
 	}
 	return nil
@@ -123,23 +106,23 @@ func (f *frame) cause(ctx context.Context) error {
 
 // failureText is a failed end's error: what an agent reported (already
 // scrubbed of secrets) when there was one, else the chain's error.
-func (f *frame) failureText(e *chainEnd) (string, string) {
+func (f *frame) failureText(e *components.ChainEnd) (string, string) {
 	code := ""
-	if e.msg.Metadata != nil {
-		code = e.msg.Metadata.GetValue("errorCode")
+	if e.Msg.Metadata != nil {
+		code = e.Msg.Metadata.GetValue("errorCode")
 	}
 	if f.lastErr != "" {
-		if e.msg.Metadata != nil {
+		if e.Msg.Metadata != nil {
 			// RuleGo copied the unscrubbed error into errorMsg.
-			e.msg.Metadata.PutValue("errorMsg", f.lastErr)
+			e.Msg.Metadata.PutValue("errorMsg", f.lastErr)
 		}
 		return f.lastErr, cmp.Or(code, f.lastCode)
 	}
 	msg := ""
-	if e.err != nil {
-		msg = e.err.Error()
-	} else if e.msg.Metadata != nil {
-		msg = e.msg.Metadata.GetValue("errorMsg")
+	if e.Err != nil {
+		msg = e.Err.Error()
+	} else if e.Msg.Metadata != nil {
+		msg = e.Msg.Metadata.GetValue("errorMsg")
 	}
 	if msg == "" {
 		msg = "the chain ended in Failure"

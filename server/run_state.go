@@ -31,15 +31,15 @@ const maxDetachedEvents = 10000
 // the request that answers (Store.Resume) opens the next segment. Each
 // segment is a complete AG-UI run of its own.
 type runState struct {
-	s       *Store
-	req     RunRequest
-	reg     *runs.Run
-	fr      *frame
-	ledger  *agent.Ledger
-	ctx     context.Context
+	s      *Store
+	req    RunRequest
+	reg    *runs.Run
+	fr     *frame
+	ledger *agent.Ledger
+	// run is the chain's run: components.StartChain, as chain tools run
+	// theirs, so cancellation, ends and silencing are the same.
+	run     *components.ChainRun
 	started time.Time
-	// unwatch stops watching the engine's shutdown.
-	unwatch func() bool
 
 	// done is closed when the chain has ended and res, err are final.
 	done chan struct{}
@@ -82,14 +82,14 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 	}
 	st.reg, st.fr.out = reg, reg
 	metrics.ActiveRuns.Inc()
-	rctx = agent.WithLedger(events.WithSink(rctx, st.fr), st.ledger)
+	rctx = agent.WithLedger(rctx, st.ledger)
 	if req.Caller != nil {
 		rctx = agent.WithCaller(rctx, req.Caller)
 	}
 	if req.Interruptible {
 		rctx = tools.WithApprover(rctx, st)
 	}
-	opts := []types.RuleContextOption{types.WithOnEnd(st.fr.end)}
+	var opts []types.RuleContextOption
 	if s.live.Watching(req.ChainID) {
 		opts = append(opts, types.WithDebugMode(true), types.WithOnNodeCompleted(s.nodeDone(req.ChainID, req.RunID)))
 	}
@@ -97,28 +97,10 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 		// Chains the run calls as tools report their nodes too.
 		rctx = components.WithTrace(rctx)
 	}
-	st.ctx = rctx
-	msg := s.newMessage(req)
-	if !e.Initialized() {
-		// RuleGo ends such a message with OnEnd only.
-		go func() {
-			e.OnMsgAndWait(msg, append(opts, types.WithContext(rctx))...)
-			st.finish()
-		}()
-		return st, nil
-	}
-	// No goroutine waits for the chain: RuleGo runs its nodes on its pool
-	// and calls finish when the last one is done (or at once when it
-	// refuses the message). The agent nodes use rctx as it is
-	// (components.WithRunContext): the registry cancels it.
-	// The engine's shutdown (a redeploy's grace period over, the server
-	// stopping) still cancels the run, through the registry; AfterFunc on
-	// RuleGo's std shutdown context costs no goroutine.
-	if sd, ok := e.(interface{ GetShutdownContext() context.Context }); ok && sd.GetShutdownContext() != nil {
-		shutdown := sd.GetShutdownContext()
-		st.unwatch = context.AfterFunc(shutdown, func() { reg.Cancel(context.Cause(shutdown)) })
-	}
-	e.OnMsg(msg, append(opts, types.WithContext(components.WithRunContext(rctx)), types.WithOnAllNodeCompleted(st.finish))...)
+	// The agent nodes use the run's context as it is (RunContext): the
+	// registry cancels it, and the engine's shutdown does.
+	st.run = components.StartChain(rctx, e, s.newMessage(req), components.ChainRunOptions{Sink: st.fr, RunContext: true,
+		Options: opts, OnDone: func(*components.ChainRun) { st.finish() }})
 	return st, nil
 }
 
@@ -142,10 +124,35 @@ func (st *runState) wait(ctx context.Context, seg *segment) (RunResult, error) {
 			Usage: usageSince(st.ledger.Entries(), seg.base)}
 		return res, nil
 	case <-ctx.Done():
+		// The client went away: the run is cancelled, and waited for as a
+		// chain tool's is, at most components.CancelGrace.
 		st.reg.Cancel(errClientGone)
-		<-st.done
-		return st.result(seg), st.err
+		if st.run.Stop(errClientGone) {
+			<-st.done
+			return st.result(seg), st.err
+		}
+		// A node ignores cancellation: the segment ends now, cancelled,
+		// and nothing the run still does reaches its client.
+		msg := "the run was cancelled: " + errClientGone.Error() + " (" + components.ErrStillRunning.Error() + ")"
+		res := RunResult{RunID: st.req.RunID, ThreadID: st.req.ThreadID, Outcome: OutcomeCancelled, ErrorCode: agent.CodeCancelled,
+			Error: msg, Usage: usageSince(st.ledger.Entries(), seg.base)}
+		st.detach(seg, res.Usage)
+		return res, &RunFailure{Outcome: OutcomeCancelled, Code: agent.CodeCancelled, Message: msg, Err: components.ErrStillRunning}
 	}
+}
+
+// detach ends segment seg cancelled, unless the run ended it meanwhile,
+// and takes its client off the run: what the run still does is never
+// sent to it.
+func (st *runState) detach(seg *segment, usage []events.TokenUsage) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.seg != seg {
+		return
+	}
+	seg.stream.Emit(events.Event{Type: events.RunFinished, Outcome: events.OutcomeCancelled, Usage: usage,
+		Meta: events.Meta{DurationMs: time.Since(st.started).Milliseconds()}})
+	st.seg = nil
 }
 
 // result is the run's result as segment seg reports it.
@@ -238,17 +245,15 @@ func (st *runState) pauseLocked() {
 // finish runs when the chain has ended: it decides the outcome and ends
 // the attached segment (or keeps the end for the next one).
 func (st *runState) finish() {
-	if st.unwatch != nil {
-		st.unwatch()
-	}
 	res := &st.res
 	res.Usage = st.ledger.Entries()
 	if st.req.Caller != nil {
 		res.Pending = st.req.Caller.Pending()
 	}
-	st.fr.finish(st.ctx, res)
+	ends := st.run.Ends()
+	st.fr.finish(st.run, ends, res)
 	if res.Outcome != OutcomeSuccess {
-		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(st.ctx)}
+		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(st.run, ends)}
 	}
 	st.s.runs.End(st.reg)
 	// Counted and logged before the client hears the end: a client that
