@@ -188,15 +188,14 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 		msgs = append(conv[:len(conv):len(conv)], events.Message{Role: events.RoleUser, Content: finalTurnPrompt})
 	}
 	req := &aspects.LLMRequest{Messages: msgs}
-	var offered []string
-	if !final {
+	var offered, withdrawn []string
+	if !final && cfg.Aspects.HasBeforeLLM() {
 		offered = r.offeredNames()
 		req.ToolNames = slices.Clone(offered)
 	}
 	if err := cfg.Aspects.BeforeLLM(ctx, r.point, req); err != nil {
 		return nil, err
 	}
-	var withdrawn []string
 	if !final && !slices.Equal(req.ToolNames, offered) {
 		toolsJSON, withdrawn = narrowTools(toolsJSON, offered, req.ToolNames)
 	}

@@ -157,7 +157,7 @@ func (c *callAssembler) finish(d Deltas, emitted *bool) ([]events.ToolCall, []in
 		slices.SortStableFunc(ordered, func(a, b *pendingCall) int { return cmp.Compare(a.index, b.index) })
 	}
 	calls := make([]events.ToolCall, len(ordered))
-	keys := make([]int, len(ordered))
+	var keys []int // nil while each call's key is its place
 	for i, pc := range ordered {
 		if pc.name == "" {
 			return nil, nil, fmt.Errorf("%w: tool call %d has no function name", ErrStreamBroken, pc.key)
@@ -172,7 +172,15 @@ func (c *callAssembler) finish(d Deltas, emitted *bool) ([]events.ToolCall, []in
 			}
 		}
 		calls[i] = events.ToolCall{ID: pc.id, Name: pc.name, Arguments: pc.args.String()}
-		keys[i] = pc.key
+		if pc.key != i && keys == nil {
+			keys = make([]int, len(ordered))
+			for j := range i {
+				keys[j] = j
+			}
+		}
+		if keys != nil {
+			keys[i] = pc.key
+		}
 	}
 	return calls, keys, nil
 }

@@ -191,6 +191,10 @@ func (m *Manager) Completed(ctx context.Context, p *Point, out *RunOutput, err e
 // HasCompleted reports whether any Completed aspect is configured.
 func (m *Manager) HasCompleted() bool { return m != nil && len(m.completed) > 0 }
 
+// HasBeforeLLM reports whether any BeforeLLM aspect is configured, so the
+// engine can skip building what only they read.
+func (m *Manager) HasBeforeLLM() bool { return m != nil && len(m.beforeLLM) > 0 }
+
 // BeforeLLM invokes the BeforeLLM aspects.
 func (m *Manager) BeforeLLM(ctx context.Context, p *Point, req *LLMRequest) error {
 	if m == nil {
