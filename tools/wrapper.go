@@ -103,7 +103,10 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 				args = approved
 				if ac != nil {
 					ac.Args = args
-					args, err = aspectsBefore(ctx, r, e, &p, ac, &meta)
+					var rewritten json.RawMessage
+					if rewritten, err = aspectsBefore(ctx, r, e, &p, ac, &meta); err == nil {
+						args = rewritten
+					}
 				}
 			}
 			if err == nil && !answered {
