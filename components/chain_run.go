@@ -37,6 +37,7 @@ type ChainRun struct {
 	cancel context.CancelCauseFunc
 	gate   *gate
 	onDone func(*ChainRun)
+	opts   []types.RuleContextOption
 	done   chan struct{}
 	once   sync.Once
 	// unwatch stops watching the engine's shutdown.
@@ -73,12 +74,21 @@ type ChainRunOptions struct {
 	// Options are further RuleGo options (debug mode, node callbacks).
 	Options []types.RuleContextOption
 	// OnDone is called once when the chain has ended, before Done closes,
-	// from the goroutine RuleGo ends it on.
+	// from the goroutine RuleGo ends it on: possibly before StartChain has
+	// returned, so it uses the run it is given.
 	OnDone func(*ChainRun)
 }
 
 // StartChain starts a run of engine e on msg under ctx.
 func StartChain(ctx context.Context, e types.RuleEngine, msg types.RuleMsg, o ChainRunOptions) *ChainRun {
+	r := NewChainRun(ctx, e, o)
+	r.Start(msg)
+	return r
+}
+
+// NewChainRun prepares a run of engine e under ctx, for a caller that must
+// hold the run before it starts (Start).
+func NewChainRun(ctx context.Context, e types.RuleEngine, o ChainRunOptions) *ChainRun {
 	r := &ChainRun{engine: e, onDone: o.OnDone, done: make(chan struct{}), gate: &gate{}}
 	// The run's context derives from the caller's, never from a fresh
 	// one: what the caller's context carries (a calling run's tool-policy
@@ -100,14 +110,20 @@ func StartChain(ctx context.Context, e types.RuleEngine, msg types.RuleMsg, o Ch
 	if o.RunContext {
 		cctx = WithRunContext(cctx)
 	}
-	opts := append(slices.Clip(o.Options), types.WithContext(cctx), types.WithOnEnd(r.end))
+	r.opts = append(slices.Clip(o.Options), types.WithContext(cctx), types.WithOnEnd(r.end))
+	return r
+}
+
+// Start sends msg into the chain; call it once.
+func (r *ChainRun) Start(msg types.RuleMsg) {
+	e, opts := r.engine, r.opts
 	if !e.Initialized() {
 		// RuleGo ends such a message with OnEnd only.
 		go func() {
 			e.OnMsgAndWait(msg, opts...)
 			r.finish()
 		}()
-		return r
+		return
 	}
 	// The engine's shutdown (a redeploy's grace period over, the server
 	// stopping) cancels the run; AfterFunc on RuleGo's std shutdown
@@ -120,7 +136,6 @@ func StartChain(ctx context.Context, e types.RuleEngine, msg types.RuleMsg, o Ch
 	// and calls finish when the last one is done (or at once when it
 	// refuses the message).
 	e.OnMsg(msg, append(opts, types.WithOnAllNodeCompleted(r.finish))...)
-	return r
 }
 
 func nodeNames(e types.RuleEngine) map[string]string {

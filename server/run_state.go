@@ -99,8 +99,9 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 	}
 	// The agent nodes use the run's context as it is (RunContext): the
 	// registry cancels it, and the engine's shutdown does.
-	st.run = components.StartChain(rctx, e, s.newMessage(req), components.ChainRunOptions{Sink: st.fr, RunContext: true,
-		Options: opts, OnDone: func(*components.ChainRun) { st.finish() }})
+	st.run = components.NewChainRun(rctx, e, components.ChainRunOptions{Sink: st.fr, RunContext: true,
+		Options: opts, OnDone: st.finish})
+	st.run.Start(s.newMessage(req))
 	return st, nil
 }
 
@@ -244,16 +245,17 @@ func (st *runState) pauseLocked() {
 
 // finish runs when the chain has ended: it decides the outcome and ends
 // the attached segment (or keeps the end for the next one).
-func (st *runState) finish() {
+// It is given the run: a chain may end before StartChain has returned.
+func (st *runState) finish(run *components.ChainRun) {
 	res := &st.res
 	res.Usage = st.ledger.Entries()
 	if st.req.Caller != nil {
 		res.Pending = st.req.Caller.Pending()
 	}
-	ends := st.run.Ends()
-	st.fr.finish(st.run, ends, res)
+	ends := run.Ends()
+	st.fr.finish(run, ends, res)
 	if res.Outcome != OutcomeSuccess {
-		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(st.run, ends)}
+		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(run, ends)}
 	}
 	st.s.runs.End(st.reg)
 	// Counted and logged before the client hears the end: a client that
