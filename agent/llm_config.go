@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/events"
 )
 
@@ -62,7 +63,7 @@ func responseFormat(raw json.RawMessage) (v any, isJSON bool, err error) {
 		case "json_object":
 			return map[string]any{"type": "json_object"}, true, nil
 		}
-		return nil, false, fmt.Errorf("params.responseFormat: %q is not text, json_object or a json_schema object", name)
+		return nil, false, configerr.New("params.responseFormat", "%q is not text, json_object or a json_schema object", name)
 	}
 	var js struct {
 		Name        string          `json:"name"`
@@ -71,7 +72,7 @@ func responseFormat(raw json.RawMessage) (v any, isJSON bool, err error) {
 		Strict      *bool           `json:"strict,omitempty"`
 	}
 	if err := json.Unmarshal(raw, &js); err != nil || js.Name == "" || len(js.Schema) == 0 || js.Schema[0] != '{' {
-		return nil, false, fmt.Errorf(`params.responseFormat: a json_schema object needs a "name" and a "schema" object`)
+		return nil, false, configerr.New(`params.responseFormat`, `a json_schema object needs a "name" and a "schema" object`)
 	}
 	return map[string]any{"type": "json_schema", "json_schema": js}, true, nil
 }
@@ -120,7 +121,7 @@ func parseReasoningEcho(p *Params) (reasoningEcho, error) {
 	case "all":
 		return echoAll, nil
 	}
-	return echoNone, fmt.Errorf("params.reasoningEcho: %q is not one of none, toolCalls, all", p.ReasoningEcho)
+	return echoNone, configerr.New("params.reasoningEcho", "%q is not one of none, toolCalls, all", p.ReasoningEcho)
 }
 
 // carries reports whether an assistant message sends its reasoning back.
@@ -170,17 +171,17 @@ func (c *LLMConfig) Validate() error {
 			field = fmt.Sprintf("failover[%d].url", i-1)
 		}
 		if e.URL == "" {
-			return fmt.Errorf("%s: missing", field)
+			return configerr.New(field, "missing")
 		}
 		if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
-			return fmt.Errorf("%s: %q must start with http:// or https://", field, e.URL)
+			return configerr.New(field, "%q must start with http:// or https://", e.URL)
 		}
 		if e.Model == "" {
-			return fmt.Errorf("%s: missing", strings.TrimSuffix(field, "url")+"model")
+			return configerr.New(strings.TrimSuffix(field, "url")+"model", "missing")
 		}
 	}
 	if c.MaxRetries < 0 {
-		return fmt.Errorf("maxRetries: must not be negative")
+		return configerr.New("maxRetries", "must not be negative")
 	}
 	return nil
 }
@@ -227,12 +228,12 @@ func bodyFields(model string, p *Params, stream bool) (map[string]any, error) {
 	if p != nil {
 		for k, v := range p.ExtraFields {
 			if err := setPath(m, k, v); err != nil {
-				return nil, fmt.Errorf("params.extraFields.%s: %w", k, err)
+				return nil, configerr.Prefix(fmt.Sprintf("params.extraFields.%s", k), err)
 			}
 		}
 	}
 	if _, err := json.Marshal(m); err != nil {
-		return nil, fmt.Errorf("params: %w", err)
+		return nil, configerr.Prefix("params", err)
 	}
 	return m, nil
 }

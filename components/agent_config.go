@@ -1,20 +1,19 @@
 package components
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
 	"github.com/ruleagent/ruleagent/tools/policy"
+	"github.com/rulego/rulego/utils/el"
 )
 
 // Config is the configuration of an ai/agent node. Its tags describe each
@@ -76,45 +75,39 @@ func defaultConfig() Config {
 	}
 }
 
-// configKeys are the keys Config accepts; RuleGo adds its own ($chainCtx,
-// vars, secrets, ...), which are not ours to check.
-var configKeys = func() []string {
-	b, _ := json.Marshal(Config{})
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return slices.Sorted(maps.Keys(m))
-}()
-
-func checkKeys(configuration map[string]any) error {
-	for k := range configuration {
-		if strings.HasPrefix(k, "$") || k == "vars" || k == "secrets" {
-			continue
-		}
-		if !slices.Contains(configKeys, k) {
-			return fmt.Errorf("%s: unknown field (fields: %s)", k, strings.Join(configKeys, ", "))
-		}
-	}
-	return nil
+// readConfig reads an ai/agent node's configuration over the defaults, as
+// Init and ruleagent validate both do.
+func readConfig(configuration map[string]any) (Config, error) {
+	c := defaultConfig()
+	err := decodeNodeConfig(configuration, &c)
+	return c, err
 }
+
+// ruleGoKey reports whether RuleGo, not the chain, put key into a node's
+// configuration.
+func ruleGoKey(k string) bool { return strings.HasPrefix(k, "$") || k == "vars" || k == "secrets" }
 
 // parsed is the checked form of a Config.
 type parsed struct {
-	llm          agent.LLMConfig
-	llmMissing   []string
-	specs        []tools.Spec
-	timeout      time.Duration
-	aspectList   []aspects.Aspect
-	systemPrompt string
-	presets      []presetMessage
-	approval     *tools.ApprovalPolicy
-	session      *sessionSpec
-	policy       *policy.Policy
-	limits       agent.Limits
+	llm        agent.LLMConfig
+	llmMissing []string
+	specs      []tools.Spec
+	timeout    time.Duration
+	aspectList []aspects.Aspect
+	prompt     el.Template
+	presets    []presetMessage
+	approval   *tools.ApprovalPolicy
+	session    *sessionSpec
+	policy     *policy.Policy
+	limits     agent.Limits
 }
 
 func (c *Config) parse() (*parsed, error) {
-	p := &parsed{systemPrompt: c.SystemPrompt}
+	p := &parsed{}
 	var err error
+	if p.prompt, err = el.NewTemplate(c.SystemPrompt); err != nil {
+		return nil, configerr.Prefix("systemPrompt", err)
+	}
 	if p.presets, err = parsePresets(c.Messages); err != nil {
 		return nil, err
 	}
@@ -128,7 +121,7 @@ func (c *Config) parse() (*parsed, error) {
 	for i, f := range c.Failover {
 		var ep agent.Endpoint
 		if err := strictJSON(f, &ep); err != nil {
-			return nil, fmt.Errorf("failover[%d]: %w", i, err)
+			return nil, configerr.Prefix(fmt.Sprintf("failover[%d]", i), err)
 		}
 		p.llm.Endpoints = append(p.llm.Endpoints, ep)
 	}
@@ -152,19 +145,19 @@ func (c *Config) parse() (*parsed, error) {
 	}
 	switch {
 	case c.MaxStep < 1:
-		return nil, fmt.Errorf("maxStep: must be at least 1")
+		return nil, configerr.New("maxStep", "must be at least 1")
 	case c.MaxToolOutputLength < 1:
-		return nil, fmt.Errorf("maxToolOutputLength: must be at least 1")
+		return nil, configerr.New("maxToolOutputLength", "must be at least 1")
 	case c.MaxRetries < 0:
-		return nil, fmt.Errorf("maxRetries: must not be negative")
+		return nil, configerr.New("maxRetries", "must not be negative")
 	case c.RepeatLimit < -1 || c.RepeatLimit == 1:
-		return nil, fmt.Errorf("repeatLimit: must be -1 (off) or at least 2")
+		return nil, configerr.New("repeatLimit", "must be -1 (off) or at least 2")
 	case c.MaxToolCalls < 0:
-		return nil, fmt.Errorf("maxToolCalls: must not be negative")
+		return nil, configerr.New("maxToolCalls", "must not be negative")
 	case c.MaxDepth < 1:
-		return nil, fmt.Errorf("maxDepth: must be at least 1")
+		return nil, configerr.New("maxDepth", "must be at least 1")
 	case c.MaxConcurrentSubagents < 1:
-		return nil, fmt.Errorf("maxConcurrentSubagents: must be at least 1")
+		return nil, configerr.New("maxConcurrentSubagents", "must be at least 1")
 	}
 	if len(c.Tools) > 0 {
 		raw, _ := json.Marshal(c.Tools)
@@ -178,11 +171,11 @@ func (c *Config) parse() (*parsed, error) {
 	if len(c.Approval) > 0 {
 		p.approval = &tools.ApprovalPolicy{}
 		if err := strictJSON(c.Approval, p.approval); err != nil {
-			return nil, fmt.Errorf("approval: %w", err)
+			return nil, configerr.Prefix("approval", err)
 		}
 		for i, g := range p.approval.Tools {
 			if _, err := path.Match(g, ""); err != nil {
-				return nil, fmt.Errorf("approval.tools[%d]: %q is not a valid glob", i, g)
+				return nil, configerr.New(fmt.Sprintf("approval.tools[%d]", i), "%q is not a valid glob", g)
 			}
 		}
 	}
@@ -209,15 +202,15 @@ func parseAspects(list []any) ([]aspects.Aspect, error) {
 				Config json.RawMessage `json:"config"`
 			}
 			if err := strictJSON(v, &a); err != nil {
-				return nil, fmt.Errorf("aspects[%d]: %w", i, err)
+				return nil, configerr.Prefix(fmt.Sprintf("aspects[%d]", i), err)
 			}
 			name, cfg = a.Name, a.Config
 		default:
-			return nil, fmt.Errorf("aspects[%d]: want a name or {name, config}", i)
+			return nil, configerr.New(fmt.Sprintf("aspects[%d]", i), "want a name or {name, config}")
 		}
 		a, err := aspects.New(name, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("aspects[%d]: %w", i, err)
+			return nil, configerr.Prefix(fmt.Sprintf("aspects[%d]", i), err)
 		}
 		out = append(out, a)
 	}
@@ -231,21 +224,17 @@ func duration(field, s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s: %q is not a duration such as \"30s\" or \"10m\"", field, s)
+		return 0, configerr.New(field, "%q is not a duration such as \"30s\" or \"10m\"", s)
 	}
 	return d, nil
 }
 
 // strictJSON re-encodes v and decodes it into dst, refusing unknown fields.
+// Errors are *configerr.Error relative to v.
 func strictJSON(v any, dst any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return err
+		return configerr.Wrap("", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return nil
+	return configerr.Decode(b, dst)
 }

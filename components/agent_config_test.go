@@ -2,9 +2,11 @@ package components
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 )
@@ -28,6 +30,9 @@ func TestInitRejectsBadConfigNamingTheField(t *testing.T) {
 		{map[string]any{"tools": []any{map[string]any{"type": "builtin", "name": "test_add"}, map[string]any{"type": "builtin", "name": "test_add"}}}, `two tools are named "test_add"`},
 		{map[string]any{"aspects": []any{"nope"}}, "aspects[0]"},
 		{map[string]any{"repeatLimit": 1}, "repeatLimit"},
+		{map[string]any{"maxStep": "abc"}, `maxStep: the string "abc" is not an integer`},
+		{map[string]any{"parallelToolCalls": "sometimes"}, `parallelToolCalls: the string "sometimes" is not a boolean`},
+		{map[string]any{"maxStpe": 3}, `maxStpe: unknown field (did you mean "maxStep"?)`},
 	}
 	for _, c := range cases {
 		id, dsl := agentChain(t, "http://127.0.0.1:1/v1", c.extra)
@@ -68,7 +73,7 @@ func TestComponentForm(t *testing.T) {
 		for _, fl := range f.Fields {
 			fields[fl.Name] = fl
 		}
-		for _, name := range configKeys {
+		for _, name := range configerr.FieldNames(reflect.TypeFor[Config]()) {
 			fl, ok := fields[name]
 			if !ok || fl.Label == "" || fl.Desc == "" {
 				t.Errorf("field %s: %+v", name, fl)

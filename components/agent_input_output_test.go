@@ -51,7 +51,7 @@ func TestPresetMessagesConfigErrors(t *testing.T) {
 	}{
 		{[]any{map[string]any{"role": "tool", "content": "x"}}, "messages[0].role"},
 		{[]any{map[string]any{"role": "user"}}, "messages[0].content: missing"},
-		{[]any{map[string]any{"role": "user", "content": "x", "name": "n"}}, `messages[0]: unknown field "name"`},
+		{[]any{map[string]any{"role": "user", "content": "x", "name": "n"}}, `messages[0].name: unknown field`},
 		{[]any{map[string]any{"role": "user", "content": "x"}, map[string]any{"role": "assistant", "content": "y"}}, "messages[1].role: the last preset message must be the user's"},
 	} {
 		id, dsl := agentChain(t, "http://127.0.0.1:1/v1", map[string]any{"messages": c.messages})

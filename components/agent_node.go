@@ -17,10 +17,10 @@ import (
 	"github.com/rulego/rulego/components/base"
 	"github.com/rulego/rulego/engine"
 	"github.com/rulego/rulego/utils/el"
-	"github.com/rulego/rulego/utils/maps"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/aspects"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
@@ -94,12 +94,17 @@ func (n *AgentNode) Def() types.ComponentForm {
 // field. A missing LLM does not: the chain loads, and runs fail with an
 // error saying what to set.
 func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) error {
-	if err := checkKeys(configuration); err != nil {
+	err := n.init(rc, configuration)
+	reportInit(rc, configuration, err)
+	return err
+}
+
+func (n *AgentNode) init(rc types.Config, configuration types.Configuration) error {
+	c, err := readConfig(configuration)
+	if err != nil {
 		return err
 	}
-	if err := maps.Map2Struct(configuration, &n.Config); err != nil {
-		return err
-	}
+	n.Config = c
 	// RuleGo fills ${global.x} in the chain's own configuration only; the
 	// defaults of fields the chain leaves out are filled here the same way.
 	fillGlobals(rc, &n.Config.URL, &n.Config.Key, &n.Config.Model)
@@ -107,9 +112,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	if err != nil {
 		return err
 	}
-	if n.prompt, err = el.NewTemplate(p.systemPrompt); err != nil {
-		return fmt.Errorf("systemPrompt: %w", err)
-	}
+	n.prompt = p.prompt
 	n.presets = p.presets
 	n.jsonAnswers = p.llm.Endpoints[0].Params.JSONAnswers()
 	self := base.NodeUtils.GetSelfDefinition(configuration)
@@ -144,7 +147,7 @@ func (n *AgentNode) Init(rc types.Config, configuration types.Configuration) err
 	am, err := aspects.NewManager(p.aspectList...)
 	if err != nil {
 		n.tools.Close()
-		return fmt.Errorf("aspects: %w", err)
+		return configerr.Prefix("aspects", err)
 	}
 	if len(p.llmMissing) > 0 {
 		n.noLLM = &agent.NoLLMError{Missing: p.llmMissing}

@@ -7,6 +7,7 @@ import (
 	"github.com/rulego/rulego/utils/el"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/events"
 )
 
@@ -27,23 +28,23 @@ func parsePresets(list []any) ([]presetMessage, error) {
 			Content string `json:"content"`
 		}
 		if err := strictJSON(item, &m); err != nil {
-			return nil, fmt.Errorf("messages[%d]: %w", i, err)
+			return nil, configerr.Prefix(fmt.Sprintf("messages[%d]", i), err)
 		}
 		role := events.Role(m.Role)
 		if role != events.RoleUser && role != events.RoleAssistant && role != events.RoleSystem {
-			return nil, fmt.Errorf("messages[%d].role: %q is not one of user, assistant, system", i, m.Role)
+			return nil, configerr.New(fmt.Sprintf("messages[%d].role", i), "%q is not one of user, assistant, system", m.Role)
 		}
 		if m.Content == "" {
-			return nil, fmt.Errorf("messages[%d].content: missing", i)
+			return nil, configerr.New(fmt.Sprintf("messages[%d].content", i), "missing")
 		}
 		t, err := el.NewTemplate(m.Content)
 		if err != nil {
-			return nil, fmt.Errorf("messages[%d].content: %w", i, err)
+			return nil, configerr.Prefix(fmt.Sprintf("messages[%d].content", i), err)
 		}
 		out = append(out, presetMessage{role: role, content: t})
 	}
 	if len(out) > 0 && out[len(out)-1].role != events.RoleUser {
-		return nil, fmt.Errorf("messages[%d].role: the last preset message must be the user's", len(out)-1)
+		return nil, configerr.New(fmt.Sprintf("messages[%d].role", len(out)-1), "the last preset message must be the user's")
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -76,14 +77,14 @@ func (n *AgentNode) initSession(rc types.Config, spec *sessionSpec, llm agent.LL
 	}
 	st := SessionStore(rc)
 	if st == nil {
-		return errors.New("session: no session store is configured (ruleagent serve and run have one; a Go host registers one with components.RegisterSessions)")
+		return configerr.New("session", "no session store is configured (ruleagent serve and run have one; a Go host registers one with components.RegisterSessions)")
 	}
 	s := &agentSession{cfg: spec.cfg, store: st, models: map[string]*agent.Client{}}
 	if s.cfg.Agent == "" {
 		s.cfg.Agent = n.chainID
 	}
 	if s.cfg.Agent == "" {
-		return errors.New("session.name: missing, and the chain has no id to default to")
+		return configerr.New("session.name", "missing, and the chain has no id to default to")
 	}
 	for _, m := range spec.models {
 		s.names = append(s.names, m.Name)
@@ -92,7 +93,7 @@ func (n *AgentNode) initSession(rc types.Config, spec *sessionSpec, llm agent.LL
 		}
 		c, err := agent.NewClient(m.clientConfig(llm))
 		if err != nil {
-			return fmt.Errorf("session.allowedModels[%s]: %w", m.Name, err)
+			return configerr.Prefix(fmt.Sprintf("session.allowedModels[%s]", m.Name), err)
 		}
 		s.models[m.Name] = c
 	}
@@ -198,26 +199,26 @@ func parseSession(raw map[string]any) (*sessionSpec, error) {
 	}
 	f := sessionFields{TTL: DefaultSessionTTL}
 	if err := strictJSON(raw, &f); err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, configerr.Prefix("session", err)
 	}
 	sp := &sessionSpec{}
 	c := &sp.cfg
 	var err error
 	if c.Scope, err = sessions.ParseScope(f.Scope); err != nil {
-		return nil, fmt.Errorf("session.scope: %w", err)
+		return nil, configerr.Prefix("session.scope", err)
 	}
 	if c.Memory, err = sessions.ParsePolicy(f.Memory); err != nil {
-		return nil, fmt.Errorf("session.memory: %w", err)
+		return nil, configerr.Prefix("session.memory", err)
 	}
 	c.Agent = strings.TrimSpace(f.Name)
 	c.ToolResultLimit = cmp.Or(f.ToolResultLimit, sessions.DefaultToolResultLimit)
 	switch {
 	case f.ToolResultLimit < 0:
-		return nil, errors.New("session.toolResultLimit: must not be negative")
+		return nil, configerr.New("session.toolResultLimit", "must not be negative")
 	case f.MaxHistoryMessages < 0:
-		return nil, errors.New("session.maxHistoryMessages: must not be negative")
+		return nil, configerr.New("session.maxHistoryMessages", "must not be negative")
 	case f.MaxHistoryTokens < 0:
-		return nil, errors.New("session.maxHistoryTokens: must not be negative")
+		return nil, configerr.New("session.maxHistoryTokens", "must not be negative")
 	}
 	c.Budget = sessions.Budget{MaxMessages: f.MaxHistoryMessages, MaxTokens: f.MaxHistoryTokens}
 	if c.TTL, err = duration("session.ttl", f.TTL); err != nil {
@@ -229,17 +230,17 @@ func parseSession(raw map[string]any) (*sessionSpec, error) {
 			Prompt    string `json:"prompt"`
 		}
 		if err := strictJSON(f.Compaction, &cc); err != nil {
-			return nil, fmt.Errorf("session.compaction: %w", err)
+			return nil, configerr.Prefix("session.compaction", err)
 		}
 		c.Compaction = &sessions.CompactionConfig{KeepTurns: sessions.DefaultKeepTurns, Prompt: cc.Prompt}
 		if cc.KeepTurns != nil {
 			if *cc.KeepTurns < 1 {
-				return nil, errors.New("session.compaction.keepTurns: must be at least 1")
+				return nil, configerr.New("session.compaction.keepTurns", "must be at least 1")
 			}
 			c.Compaction.KeepTurns = *cc.KeepTurns
 		}
 		if !c.Budget.Set() {
-			return nil, errors.New("session.compaction: needs a budget to compact at (maxHistoryMessages or maxHistoryTokens)")
+			return nil, configerr.New("session.compaction", "needs a budget to compact at (maxHistoryMessages or maxHistoryTokens)")
 		}
 	}
 	if sp.models, err = parseAllowedModels(f.AllowedModels); err != nil {
@@ -258,31 +259,31 @@ func parseAllowedModels(list []any) ([]allowedModel, error) {
 			m.Model = strings.TrimSpace(v)
 		case map[string]any:
 			if err := strictJSON(v, &m); err != nil {
-				return nil, fmt.Errorf("%s: %w", field, err)
+				return nil, configerr.Prefix(field, err)
 			}
 		default:
-			return nil, fmt.Errorf("%s: want a model name or {name, model, url, key, params}", field)
+			return nil, configerr.New(field, "want a model name or {name, model, url, key, params}")
 		}
 		m.Name, m.Model, m.URL, m.Key = strings.TrimSpace(m.Name), strings.TrimSpace(m.Model), strings.TrimSpace(m.URL), strings.TrimSpace(m.Key)
 		if m.Model == "" {
-			return nil, fmt.Errorf("%s.model: missing", field)
+			return nil, configerr.New(field+".model", "missing")
 		}
 		if m.Name == "" {
 			m.Name = m.Model
 		}
 		if m.Name == DefaultModelName {
-			return nil, fmt.Errorf("%s.name: %q names the agent's own model; choose another name", field, DefaultModelName)
+			return nil, configerr.New(field+".name", "%q names the agent's own model; choose another name", DefaultModelName)
 		}
 		if m.URL != "" && !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "https://") {
-			return nil, fmt.Errorf("%s.url: %q must start with http:// or https://", field, m.URL)
+			return nil, configerr.New(field+".url", "%q must start with http:// or https://", m.URL)
 		}
 		if slices.ContainsFunc(out, func(o allowedModel) bool { return o.Name == m.Name }) {
-			return nil, fmt.Errorf("%s.name: two entries are named %q", field, m.Name)
+			return nil, configerr.New(field+".name", "two entries are named %q", m.Name)
 		}
 		if len(m.Params) > 0 {
 			m.params = &agent.Params{}
 			if err := strictJSON(m.Params, m.params); err != nil {
-				return nil, fmt.Errorf("%s.params: %w", field, err)
+				return nil, configerr.Prefix(field+".params", err)
 			}
 		}
 		out = append(out, m)

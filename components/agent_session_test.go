@@ -26,7 +26,7 @@ func TestSessionConfigErrorsNameTheField(t *testing.T) {
 		field   string
 	}{
 		{map[string]any{"scope": "room"}, "session.scope"},
-		{map[string]any{"scope": "thread", "colour": "red"}, `session: unknown field "colour"`},
+		{map[string]any{"scope": "thread", "colour": "red"}, `session.colour: unknown field`},
 		{map[string]any{"scope": "thread", "memory": "some"}, "session.memory"},
 		{map[string]any{"scope": "thread", "maxHistoryMessages": -1}, "session.maxHistoryMessages"},
 		{map[string]any{"scope": "thread", "toolResultLimit": -5}, "session.toolResultLimit"},

@@ -2,14 +2,12 @@ package components
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/audit"
-	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/tools/limits"
 	"github.com/ruleagent/ruleagent/tools/policy"
 )
@@ -70,31 +68,27 @@ func (p *parsed) parseGovernance(c *Config) error {
 	if len(c.Policy) > 0 {
 		raw, err := json.Marshal(c.Policy)
 		if err != nil {
-			return fmt.Errorf("policy: %w", err)
+			return configerr.Prefix("policy", err)
 		}
 		if p.policy, err = policy.Parse(raw); err != nil {
-			var pe *policy.ConfigError
-			if errors.As(err, &pe) {
-				return tools.Prefix("policy", &tools.ConfigError{Path: pe.Path, Msg: pe.Msg})
-			}
-			return fmt.Errorf("policy: %w", err)
+			return configerr.Prefix("policy", err)
 		}
 	}
 	var lc limitsConfig
 	if len(c.Limits) > 0 {
 		if err := strictJSON(c.Limits, &lc); err != nil {
-			return fmt.Errorf("limits: %w", err)
+			return configerr.Prefix("limits", err)
 		}
 	}
 	switch {
 	case lc.ToolCallsPerHour < 0:
-		return fmt.Errorf("limits.toolCallsPerHour: must not be negative")
+		return configerr.New("limits.toolCallsPerHour", "must not be negative")
 	case lc.TokensPerRun < 0:
-		return fmt.Errorf("limits.tokensPerRun: must not be negative")
+		return configerr.New("limits.tokensPerRun", "must not be negative")
 	case lc.TokensPerSession < 0:
-		return fmt.Errorf("limits.tokensPerSession: must not be negative")
+		return configerr.New("limits.tokensPerSession", "must not be negative")
 	case lc.ConcurrentRuns < 0:
-		return fmt.Errorf("limits.concurrentRuns: must not be negative")
+		return configerr.New("limits.concurrentRuns", "must not be negative")
 	}
 	idle, err := duration("limits.sessionIdle", lc.SessionIdle)
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/rulego/rulego/api/types"
 	"github.com/rulego/rulego/components/base"
 	"github.com/rulego/rulego/utils/el"
-	"github.com/rulego/rulego/utils/maps"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/tools/scrub"
@@ -103,36 +103,27 @@ func (n *IntentNode) Def() types.ComponentForm {
 
 // Init implements types.Node.
 func (n *IntentNode) Init(rc types.Config, configuration types.Configuration) error {
-	if err := maps.Map2Struct(configuration, &n.Config); err != nil {
+	err := n.init(rc, configuration)
+	reportInit(rc, configuration, err)
+	return err
+}
+
+func (n *IntentNode) init(rc types.Config, configuration types.Configuration) error {
+	if err := decodeNodeConfig(configuration, &n.Config); err != nil {
 		return err
 	}
 	c := &n.Config
 	fillGlobals(rc, &c.URL, &c.Key, &c.Model)
-	var err error
-	if n.intents, err = parseIntents(c.Intents); err != nil {
+	p, err := c.parse()
+	if err != nil {
 		return err
 	}
-	if n.timeout, err = duration("timeout", c.Timeout); err != nil {
-		return err
-	}
-	if c.MaxRetries < 0 {
-		return fmt.Errorf("maxRetries: must not be negative")
-	}
-	params := agent.Params{Temperature: new(float64)}
-	if err := parseParams(c.Params, &params); err != nil {
-		return err
-	}
-	if n.system, err = el.NewTemplate(intentPrompt(n.intents, c.Instructions)); err != nil {
-		return fmt.Errorf("instructions: %w", err)
-	}
-	if n.input, err = el.NewTemplate(c.Input); err != nil {
-		return fmt.Errorf("input: %w", err)
-	}
+	n.intents, n.timeout, n.system, n.input = p.intents, p.timeout, p.system, p.input
 	if missing := llmMissing(c.URL, c.Model); len(missing) > 0 {
 		n.noLLM = &agent.NoLLMError{Missing: missing}
 		return nil
 	}
-	ep := primaryEndpoint(c.URL, c.Key, c.Model, &params)
+	ep := primaryEndpoint(c.URL, c.Key, c.Model, &p.params)
 	n.secrets = scrub.New()
 	n.secrets.AddSecrets(ep.Key)
 	lc := agent.LLMConfig{Endpoints: []agent.Endpoint{ep}, MaxRetries: c.MaxRetries, RetryBackoff: 500 * time.Millisecond}
@@ -143,22 +134,68 @@ func (n *IntentNode) Init(rc types.Config, configuration types.Configuration) er
 	return err
 }
 
+// intentParsed is the checked form of an IntentConfig.
+type intentParsed struct {
+	intents       []intent
+	timeout       time.Duration
+	params        agent.Params
+	system, input el.Template
+}
+
+// parse checks the configuration, as Init and ruleagent validate both do.
+func (c *IntentConfig) parse() (*intentParsed, error) {
+	p := &intentParsed{params: agent.Params{Temperature: new(float64)}}
+	var err error
+	if p.intents, err = parseIntents(c.Intents); err != nil {
+		return nil, err
+	}
+	if p.timeout, err = duration("timeout", c.Timeout); err != nil {
+		return nil, err
+	}
+	if c.MaxRetries < 0 {
+		return nil, configerr.New("maxRetries", "must not be negative")
+	}
+	if err := parseParams(c.Params, &p.params); err != nil {
+		return nil, err
+	}
+	if p.system, err = el.NewTemplate(intentPrompt(p.intents, c.Instructions)); err != nil {
+		return nil, configerr.Prefix("instructions", err)
+	}
+	if p.input, err = el.NewTemplate(c.Input); err != nil {
+		return nil, configerr.Prefix("input", err)
+	}
+	return p, nil
+}
+
+// checkIntentConfig checks an ai/intent node's configuration as Init does,
+// for ruleagent validate.
+func checkIntentConfig(configuration map[string]any) []Problem {
+	c := (&IntentNode{}).New().(*IntentNode).Config
+	if err := decodeNodeConfig(configuration, &c); err != nil {
+		return problemsOf(err)
+	}
+	if _, err := c.parse(); err != nil {
+		return problemsOf(err)
+	}
+	return nil
+}
+
 func parseIntents(list []any) ([]intent, error) {
 	if len(list) == 0 {
-		return nil, fmt.Errorf("intents: at least one is needed")
+		return nil, configerr.New("intents", "at least one is needed")
 	}
 	out := make([]intent, 0, len(list))
 	seen := map[string]bool{strings.ToLower(IntentOther): true, strings.ToLower(types.Failure): true}
 	for i, item := range list {
 		var it intent
 		if err := strictJSON(item, &it); err != nil {
-			return nil, fmt.Errorf("intents[%d]: %w", i, err)
+			return nil, configerr.Prefix(fmt.Sprintf("intents[%d]", i), err)
 		}
 		if it.Name == "" || strings.IndexFunc(it.Name, notNameRune) >= 0 {
-			return nil, fmt.Errorf("intents[%d].name: %q must be letters, digits, '_' and '-'", i, it.Name)
+			return nil, configerr.New(fmt.Sprintf("intents[%d].name", i), "%q must be letters, digits, '_' and '-'", it.Name)
 		}
 		if seen[strings.ToLower(it.Name)] {
-			return nil, fmt.Errorf("intents[%d].name: %q is taken (Other and Failure are the node's own)", i, it.Name)
+			return nil, configerr.New(fmt.Sprintf("intents[%d].name", i), "%q is taken (Other and Failure are the node's own)", it.Name)
 		}
 		seen[strings.ToLower(it.Name)] = true
 		out = append(out, it)

@@ -85,7 +85,7 @@ func TestIntentConfigAndFailures(t *testing.T) {
 		{map[string]any{"intents": []any{}}, "intents: at least one"},
 		{map[string]any{"intents": []any{map[string]any{"name": "two words"}}}, "intents[0].name"},
 		{map[string]any{"intents": []any{map[string]any{"name": "other"}}}, "intents[0].name: \"other\" is taken"},
-		{map[string]any{"intents": []any{map[string]any{"name": "a", "colour": "red"}}}, `intents[0]: unknown field "colour"`},
+		{map[string]any{"intents": []any{map[string]any{"name": "a", "colour": "red"}}}, `intents[0].colour: unknown field`},
 		{map[string]any{"params": map[string]any{"responseFormat": "yaml"}}, "params.responseFormat"},
 		{map[string]any{"timeout": "soon"}, "timeout"},
 	} {

@@ -1,13 +1,13 @@
 package components
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/rulego/rulego/api/types"
 	"github.com/rulego/rulego/utils/str"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/configerr"
 )
 
 // fillGlobals fills ${global.x} in LLM settings a chain left at their
@@ -52,7 +52,7 @@ func parseParams(raw map[string]any, p *agent.Params) error {
 		return nil
 	}
 	if err := strictJSON(raw, p); err != nil {
-		return fmt.Errorf("params: %w", err)
+		return configerr.Prefix("params", err)
 	}
 	return p.Check()
 }

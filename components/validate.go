@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/rulego/rulego"
-	"github.com/rulego/rulego/utils/maps"
 
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/tools"
 	mcptool "github.com/ruleagent/ruleagent/tools/mcp"
 )
@@ -193,14 +193,15 @@ func checkFile(f ChainFile) (*chainDef, []Problem) {
 			add(p+".type", "unknown component type %q", n.Type)
 			continue
 		}
-		if n.Type == AgentType {
-			for _, pr := range checkAgentConfig(n.Configuration) {
-				path := p + ".configuration"
-				if pr.Path != "" {
-					path += "." + pr.Path
-				}
-				add(path, "%s", pr.Msg)
-			}
+		var nps []Problem
+		switch n.Type {
+		case AgentType:
+			nps = checkAgentConfig(n.Configuration)
+		case IntentType:
+			nps = checkIntentConfig(n.Configuration)
+		}
+		for _, pr := range nps {
+			add(configerr.Join(p+".configuration", pr.Path), "%s", pr.Msg)
 		}
 	}
 	for i, c := range def.Metadata.Connections {
@@ -222,16 +223,13 @@ func checkFile(f ChainFile) (*chainDef, []Problem) {
 // does, without building anything (no workspace is created, no MCP server
 // contacted); builtin tool configs are checked against their schemas.
 func checkAgentConfig(cfg map[string]any) []Problem {
-	n := &AgentNode{Config: defaultConfig()}
-	if err := checkKeys(cfg); err != nil {
-		return []Problem{fieldProblem(err)}
-	}
-	if err := maps.Map2Struct(cfg, &n.Config); err != nil {
-		return []Problem{{Msg: err.Error()}}
-	}
-	p, err := n.Config.parse()
+	c, err := readConfig(cfg)
 	if err != nil {
-		return []Problem{fieldProblem(err)}
+		return problemsOf(err)
+	}
+	p, err := c.parse()
+	if err != nil {
+		return problemsOf(err)
 	}
 	var ps []Problem
 	for i, s := range p.specs {
@@ -240,8 +238,7 @@ func checkAgentConfig(cfg map[string]any) []Problem {
 			// Checked without connecting: validating must not start a
 			// stdio server or dial a URL.
 			if err := mcptool.CheckSpec(s); err != nil {
-				pr := fieldProblem(tools.Prefix(path, err))
-				ps = append(ps, pr)
+				ps = append(ps, problemsOf(configerr.Prefix(path, err))...)
 			}
 			continue
 		}
@@ -267,17 +264,18 @@ func checkAgentConfig(cfg map[string]any) []Problem {
 	return ps
 }
 
-// fieldProblem splits "field: message" errors into a path and a message.
-func fieldProblem(err error) Problem {
-	var ce *tools.ConfigError
-	if errors.As(err, &ce) {
-		return Problem{Path: ce.Path, Msg: ce.Msg}
+// problemsOf lists the configuration errors err holds, each at its path;
+// an error that is not one is a problem of the whole object.
+func problemsOf(err error) []Problem {
+	all := configerr.All(err)
+	if len(all) == 0 {
+		return []Problem{{Msg: err.Error()}}
 	}
-	s := err.Error()
-	if field, msg, ok := strings.Cut(s, ": "); ok && !strings.ContainsAny(field, " ") {
-		return Problem{Path: field, Msg: msg}
+	out := make([]Problem, len(all))
+	for i, e := range all {
+		out[i] = Problem{Path: e.Path, Msg: e.Msg}
 	}
-	return Problem{Msg: s}
+	return out
 }
 
 func position(b []byte, off int64) (line, col int) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/tidwall/sjson"
 )
 
@@ -72,7 +73,7 @@ func (s *Store) Save(id string, dsl []byte) (ChainInfo, error) {
 		return ChainInfo{}, &InvalidChainError{ID: id, Problems: problems, Warnings: warnings}
 	}
 	if err := s.deploy(id, dsl); err != nil {
-		return ChainInfo{}, &InvalidChainError{ID: id, Problems: []Problem{{Message: err.Error()}}, Warnings: warnings}
+		return ChainInfo{}, refusal(id, err, warnings)
 	}
 	info, err := Describe(dsl)
 	if err != nil {
@@ -108,7 +109,7 @@ func (s *Store) validate(id string, dsl []byte, path string, fromFile bool) (str
 		} `json:"ruleChain"`
 	}
 	if err := json.Unmarshal(dsl, &doc); err != nil {
-		return id, dsl, []Problem{{Message: "not chain JSON: " + err.Error()}}, nil
+		return id, dsl, problemsOf("", configerr.FromJSON(err, dsl, &doc)), nil
 	}
 	if doc.RuleChain == nil {
 		return id, dsl, []Problem{{Path: "ruleChain", Message: "missing"}}, nil
@@ -189,6 +190,61 @@ func (s *Store) staticProblems(id string, dsl []byte) (errs, warnings []Problem)
 		}
 	}
 	return errs, warnings
+}
+
+// refusal is the error of a chain that did not deploy: the problems of
+// an *InvalidChainError (its configuration errors, each at its path), else
+// err as a problem of the whole chain; with the warnings found before.
+func refusal(id string, err error, warnings []Problem) error {
+	var inv *InvalidChainError
+	if errors.As(err, &inv) {
+		inv.Warnings = append(warnings, inv.Warnings...)
+		return inv
+	}
+	return &InvalidChainError{ID: id, Problems: []Problem{{Message: err.Error()}}, Warnings: warnings}
+}
+
+// buildProblems explains why the engine refused to build a chain: the
+// typed errors the chain's nodes returned from Init, each at its JSON path
+// (RuleGo passes them on as text only), else the engine's error.
+func buildProblems(dsl []byte, initErrs *components.InitErrors, err error) []Problem {
+	var def struct {
+		Metadata struct {
+			Nodes []struct {
+				ID string `json:"id"`
+			} `json:"nodes"`
+		} `json:"metadata"`
+	}
+	var out []Problem
+	if json.Unmarshal(dsl, &def) == nil {
+		for i, n := range def.Metadata.Nodes {
+			id := n.ID
+			if id == "" {
+				id = fmt.Sprintf("node%d", i)
+			}
+			if nerr := initErrs.Node(id); nerr != nil {
+				out = append(out, problemsOf(fmt.Sprintf("metadata.nodes[%d].configuration", i), nerr)...)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []Problem{{Message: err.Error()}}
+	}
+	return out
+}
+
+// problemsOf lists the configuration errors err holds, each at its path
+// under prefix; an error that is not one is a problem at prefix.
+func problemsOf(prefix string, err error) []Problem {
+	all := configerr.All(err)
+	if len(all) == 0 {
+		return []Problem{{Path: prefix, Message: err.Error()}}
+	}
+	out := make([]Problem, len(all))
+	for i, e := range all {
+		out[i] = Problem{Path: configerr.Join(prefix, e.Path), Message: e.Msg}
+	}
+	return out
 }
 
 // fileSafeID reports whether id can be a chain id and a file name in the

@@ -18,6 +18,7 @@ import (
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/server/live"
 	"github.com/ruleagent/ruleagent/server/runs"
 )
@@ -188,9 +189,10 @@ func (s *Store) deploy(id string, dsl []byte) error {
 	if p := s.epPolicy.check(eps); len(p) > 0 {
 		return &InvalidChainError{ID: id, Problems: p}
 	}
-	e, err := s.pool.build(id, dsl, rulego.WithConfig(s.cfg))
+	cfg, initErrs := components.WithInitErrors(s.cfg)
+	e, err := s.pool.build(id, dsl, rulego.WithConfig(cfg))
 	if err != nil {
-		return err
+		return &InvalidChainError{ID: id, Problems: buildProblems(dsl, initErrs, err)}
 	}
 	if err := s.switchEndpoints(id, eps, rc); err != nil {
 		//lint:ignore SA1012 RuleGo's Stop takes nil to mean "at once": this version never ran a message
@@ -293,7 +295,7 @@ func ChainID(dsl []byte) (string, error) {
 		} `json:"ruleChain"`
 	}
 	if err := json.Unmarshal(dsl, &head); err != nil {
-		return "", fmt.Errorf("not a chain: %v", err)
+		return "", configerr.FromJSON(err, dsl, &head)
 	}
 	return head.RuleChain.ID, nil
 }

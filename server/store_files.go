@@ -68,7 +68,7 @@ func (s *Store) deployFile(path string, dsl []byte) (string, error) {
 	fallback := strings.TrimSuffix(filepath.Base(path), ".json")
 	own, err := ChainID(dsl)
 	if err != nil {
-		return "", &InvalidChainError{ID: fallback, Problems: []Problem{{Message: err.Error()}}}
+		return "", &InvalidChainError{ID: fallback, Problems: problemsOf("", err)}
 	}
 	id := own
 	if id == "" {
@@ -87,7 +87,7 @@ func (s *Store) deployFile(path string, dsl []byte) (string, error) {
 		return id, &InvalidChainError{ID: id, Problems: problems, Warnings: warnings}
 	}
 	if err := s.deploy(id, dsl); err != nil {
-		return id, &InvalidChainError{ID: id, Problems: []Problem{{Message: err.Error()}}, Warnings: warnings}
+		return id, refusal(id, err, warnings)
 	}
 	for _, w := range warnings {
 		s.log.Warn("chain file loads with a warning", "file", path, "path", w.Path, "warning", w.Message)

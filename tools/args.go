@@ -42,7 +42,7 @@ func argsError(err error, dst any) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return Errorf(ErrInvalidArgs, "malformed JSON arguments at offset %d: %v", se.Offset, se)
+		return Wrap(ErrInvalidArgs, se, "malformed JSON arguments at offset %d", se.Offset)
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return Errorf(ErrInvalidArgs, "unknown argument %s; valid arguments are: %s", name, strings.Join(fieldNames(dst), ", "))

@@ -32,13 +32,13 @@ func (noLoader) Load(url string) (any, error) {
 func CompileSchema(doc []byte) (*Schema, error) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(noLoader{})
 	c.DefaultDraft(jsonschema.Draft2020)
 	if err := c.AddResource("tool-parameters.json", v); err != nil {
-		return nil, fmt.Errorf("not a valid JSON Schema: %v", err)
+		return nil, fmt.Errorf("not a valid JSON Schema: %w", err)
 	}
 	s, err := c.Compile("tool-parameters.json")
 	if err != nil {
@@ -58,7 +58,7 @@ func (s *Schema) Validate(args []byte) error {
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
-		return Errorf(ErrInvalidArgs, "arguments are not valid JSON: %v", err)
+		return Wrap(ErrInvalidArgs, err, "arguments are not valid JSON")
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return Errorf(ErrInvalidArgs, "arguments must be a JSON object")
@@ -68,7 +68,7 @@ func (s *Schema) Validate(args []byte) error {
 		if errors.As(err, &ve) {
 			return Errorf(ErrInvalidArgs, "%s", describe(ve))
 		}
-		return Errorf(ErrInvalidArgs, "%v", err)
+		return Wrap(ErrInvalidArgs, err, "")
 	}
 	return nil
 }

@@ -164,7 +164,7 @@ func buildSpec(ctx context.Context, spec Spec, env BuildEnv) ([]Tool, error) {
 		if errors.As(err, &ce) {
 			return nil, Prefix("config", err)
 		}
-		return nil, &ConfigError{Path: "config", Msg: err.Error()}
+		return nil, &ConfigError{Path: "config", Msg: err.Error(), Err: err}
 	}
 	return []Tool{t}, nil
 }

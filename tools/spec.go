@@ -79,7 +79,7 @@ func parseSpec(raw json.RawMessage) (Spec, error) {
 	}
 	var err error
 	if s.Parameters, err = normaliseSchema(s.Parameters); err != nil {
-		return s, &ConfigError{Path: "parameters", Msg: err.Error()}
+		return s, &ConfigError{Path: "parameters", Msg: err.Error(), Err: err}
 	}
 	if len(s.Config) > 0 && string(bytes.TrimSpace(s.Config)) == "null" {
 		s.Config = nil
@@ -155,7 +155,7 @@ func normaliseSchema(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
+		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	if _, err := CompileSchema(buf.Bytes()); err != nil {
 		return nil, err
@@ -204,7 +204,7 @@ func checkBindings(bind map[string]string, schema json.RawMessage) error {
 	_ = json.Unmarshal(schema, &props)
 	for param, src := range bind {
 		if _, err := ParseBind(src); err != nil {
-			return &ConfigError{Path: "bind." + param, Msg: err.Error()}
+			return &ConfigError{Path: "bind." + param, Msg: err.Error(), Err: err}
 		}
 		if len(schema) > 0 {
 			if _, ok := props.Properties[param]; !ok {

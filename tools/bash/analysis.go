@@ -112,7 +112,7 @@ func (s *session) parseAll(src string, dialects []dialect) ([]*syntax.File, []di
 		f, err := parse(src, d)
 		if err != nil {
 			if firstErr == nil {
-				firstErr = fmt.Errorf("as %s: %v", d.name, err)
+				firstErr = fmt.Errorf("as %s: %w", d.name, err)
 			}
 			continue
 		}

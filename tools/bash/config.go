@@ -111,12 +111,12 @@ func (c Config) validate() (*settings, error) {
 	}
 	for i, p := range c.Deny {
 		if _, err := parsePattern(p); err != nil {
-			return nil, &tools.ConfigError{Path: fmt.Sprintf("deny[%d]", i), Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: fmt.Sprintf("deny[%d]", i), Msg: err.Error(), Err: err}
 		}
 	}
 	for i, p := range c.DenyArgs {
 		if err := checkArgPattern(p); err != nil {
-			return nil, &tools.ConfigError{Path: fmt.Sprintf("denyArgs[%d]", i), Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: fmt.Sprintf("denyArgs[%d]", i), Msg: err.Error(), Err: err}
 		}
 	}
 	for i, g := range c.AllowGroups {
@@ -126,7 +126,7 @@ func (c Config) validate() (*settings, error) {
 	}
 	dialects, err := shellDialects(c.ShellPath)
 	if err != nil {
-		return nil, &tools.ConfigError{Path: "shellPath", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "shellPath", Msg: err.Error(), Err: err}
 	}
 	s.shellDialects = dialects
 	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
@@ -153,7 +153,7 @@ func shellDialects(path string) ([]dialect, error) {
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %v", path, err)
+		return nil, fmt.Errorf("%q: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 		return nil, fmt.Errorf("%q is not an executable file", path)

@@ -28,7 +28,7 @@ func parsePattern(s string) (pattern, error) {
 	}
 	p := pattern{source: strings.Join(fields, " "), name: strings.ToLower(path.Base(fields[0]))}
 	if _, err := path.Match(p.name, ""); err != nil {
-		return pattern{}, fmt.Errorf("%q: bad command name pattern: %v", s, err)
+		return pattern{}, fmt.Errorf("%q: bad command name pattern: %w", s, err)
 	}
 	for _, f := range fields[1:] {
 		if strings.HasPrefix(f, "-") && f != "-" && f != "--" {
@@ -36,7 +36,7 @@ func parsePattern(s string) (pattern, error) {
 			continue
 		}
 		if _, err := path.Match(f, ""); err != nil {
-			return pattern{}, fmt.Errorf("%q: bad operand pattern %q: %v", s, f, err)
+			return pattern{}, fmt.Errorf("%q: bad operand pattern %q: %w", s, f, err)
 		}
 		p.operands = append(p.operands, f)
 	}
@@ -251,7 +251,7 @@ func checkArgPattern(p string) error {
 		return fmt.Errorf("%q: an argument pattern is one word; use deny for patterns with several words", p)
 	}
 	if _, err := path.Match(p, ""); err != nil {
-		return fmt.Errorf("%q: bad pattern: %v", p, err)
+		return fmt.Errorf("%q: bad pattern: %w", p, err)
 	}
 	return nil
 }

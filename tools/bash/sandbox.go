@@ -43,7 +43,7 @@ type sandboxState struct {
 func newSandboxState(c Config) (*sandboxState, error) {
 	mode, err := sandbox.ParseMode(c.Sandbox)
 	if err != nil {
-		return nil, &tools.ConfigError{Path: "sandbox", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "sandbox", Msg: err.Error(), Err: err}
 	}
 	network := c.Network
 	if network == "" {
@@ -51,7 +51,7 @@ func newSandboxState(c Config) (*sandboxState, error) {
 	}
 	ports, err := sandbox.ParseNetwork(network, c.Connect)
 	if err != nil {
-		return nil, &tools.ConfigError{Path: "network", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "network", Msg: err.Error(), Err: err}
 	}
 	for _, list := range []struct {
 		name  string

@@ -96,7 +96,7 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 	}
 	ws, err := workspace.Open(dir, workspace.Options{})
 	if err != nil {
-		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error(), Err: err}
 	}
 	if bc.Secrets != nil {
 		var secrets []string

@@ -20,7 +20,7 @@ func parseBinds(m map[string]string) ([]binding, error) {
 	for param, s := range m {
 		src, err := tools.ParseBind(s)
 		if err != nil {
-			return nil, &tools.ConfigError{Path: "bind." + param, Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: "bind." + param, Msg: err.Error(), Err: err}
 		}
 		out = append(out, binding{param: param, src: src})
 	}
@@ -36,7 +36,7 @@ func hideBound(schema json.RawMessage, binds []binding) (json.RawMessage, error)
 	}
 	var s map[string]any
 	if err := json.Unmarshal(schema, &s); err != nil {
-		return nil, &tools.ConfigError{Path: "parameters", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "parameters", Msg: err.Error(), Err: err}
 	}
 	props, _ := s["properties"].(map[string]any)
 	for _, b := range binds {

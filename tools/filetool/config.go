@@ -39,7 +39,7 @@ func (c WorkspaceConfig) Open(bc tools.BuildContext) (*workspace.Workspace, erro
 	deny := make([]string, 0, len(c.Deny)+1)
 	for i, d := range c.Deny {
 		if err := checkDenyEntry(d); err != nil {
-			return nil, &tools.ConfigError{Path: fmt.Sprintf("deny[%d]", i), Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: fmt.Sprintf("deny[%d]", i), Msg: err.Error(), Err: err}
 		}
 		deny = append(deny, d)
 	}
@@ -50,7 +50,7 @@ func (c WorkspaceConfig) Open(bc tools.BuildContext) (*workspace.Workspace, erro
 	}
 	ws, err := workspace.Open(dir, workspace.Options{Deny: deny})
 	if err != nil {
-		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error(), Err: err}
 	}
 	return ws, nil
 }

@@ -24,7 +24,7 @@ func splitCommandLine(line string) ([]string, error) {
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(line), "")
 	if err != nil {
-		return nil, fmt.Errorf("cannot split the command line: %v", err)
+		return nil, fmt.Errorf("cannot split the command line: %w", err)
 	}
 	if len(f.Stmts) != 1 {
 		return nil, errors.New(`the "stdio:" line must hold exactly one command`)
@@ -48,7 +48,7 @@ func splitCommandLine(line string) ([]string, error) {
 		return ""
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cannot split the command line: %v", err)
+		return nil, fmt.Errorf("cannot split the command line: %w", err)
 	}
 	if len(words) == 0 || words[0] == "" {
 		return nil, errors.New(`the "stdio:" line names no command`)

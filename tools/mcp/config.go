@@ -137,7 +137,7 @@ func (t *target) parseServer(c Config) error {
 	if line, ok := strings.CutPrefix(server, "stdio:"); ok {
 		words, err := splitCommandLine(line)
 		if err != nil {
-			return &tools.ConfigError{Path: "server", Msg: err.Error()}
+			return &tools.ConfigError{Path: "server", Msg: err.Error(), Err: err}
 		}
 		t.kind, t.command, t.args = kindStdio, words[0], words[1:]
 		return nil

@@ -44,9 +44,9 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`{"server":"self","tools":[""]}`, "tools[0]", "not a valid"},
 		{`{"server":"self","timeout":0}`, "timeout", "longer than 0"},
 		{`{"server":"self","connectTimeout":"0s"}`, "connectTimeout", "longer than 0"},
-		{`{"server":"self","timeout":"soon"}`, "", "duration"},
+		{`{"server":"self","timeout":"soon"}`, "timeout", "duration"},
 		{`{"server":"self","serverUrl":"http://h"}`, "serverUrl", "unknown field"},
-		{`{"server":"self","tools":"echo"}`, "tools", "cannot use"},
+		{`{"server":"self","tools":"echo"}`, "tools", "a string is not a list"},
 	}
 	for _, tt := range tests {
 		_, err := parseConfig(json.RawMessage(tt.config), "/work")

@@ -224,11 +224,11 @@ func toolInfo(prefix string, tl mcp.Tool) (tools.Info, error) {
 		}
 		var err error
 		if params, err = json.Marshal(schema); err != nil {
-			return tools.Info{}, fmt.Errorf("tool %q: its input schema cannot be encoded: %v", tl.Name, err)
+			return tools.Info{}, fmt.Errorf("tool %q: its input schema cannot be encoded: %w", tl.Name, err)
 		}
 	}
 	if _, err := tools.CompileSchema(params); err != nil {
-		return tools.Info{}, fmt.Errorf("tool %q: its input schema is unusable: %v", tl.Name, err)
+		return tools.Info{}, fmt.Errorf("tool %q: its input schema is unusable: %w", tl.Name, err)
 	}
 	desc := tl.Description
 	if desc == "" {

@@ -49,7 +49,7 @@ func checkSandbox(s *StdioSandbox) (*stdioSandbox, error) {
 	}
 	ports, err := sandbox.ParseNetwork(network, s.Connect)
 	if err != nil {
-		return nil, &tools.ConfigError{Path: "sandbox.network", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "sandbox.network", Msg: err.Error(), Err: err}
 	}
 	for i, p := range append(append([]string{}, s.Read...), s.Write...) {
 		if !filepath.IsAbs(p) {

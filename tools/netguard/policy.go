@@ -52,7 +52,7 @@ func New(c Config) (*Policy, error) {
 	for i, s := range c.AllowPrivate {
 		pf, err := parsePrefix(s)
 		if err != nil {
-			return nil, &tools.ConfigError{Path: fmt.Sprintf("allowPrivate[%d]", i), Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: fmt.Sprintf("allowPrivate[%d]", i), Msg: err.Error(), Err: err}
 		}
 		p.allowPrivate = append(p.allowPrivate, pf)
 	}
@@ -64,13 +64,13 @@ func New(c Config) (*Policy, error) {
 	}
 	if c.Proxy != "" {
 		if err := p.setProxy(c.Proxy); err != nil {
-			return nil, &tools.ConfigError{Path: "proxy", Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: "proxy", Msg: err.Error(), Err: err}
 		}
 	}
 	if c.DNSServer != "" {
 		r, err := newResolver(c.DNSServer)
 		if err != nil {
-			return nil, &tools.ConfigError{Path: "dnsServer", Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: "dnsServer", Msg: err.Error(), Err: err}
 		}
 		p.resolver = r
 	}

@@ -177,8 +177,8 @@ func TestAdversarialConfig(t *testing.T) {
 		{"empty entry", `{"deny":[""]}`, "deny[0]", "empty entry"},
 		{"broken glob", `{"deny":["web_["]}`, "deny[0]", "not a valid glob"},
 		{"allow as a string", `{"allow":"bash"}`, "allow", "an array of strings"},
-		{"unknown field", `{"allowed":["bash"]}`, "", `unknown field "allowed"`},
-		{"not an object", `["bash"]`, "", "cannot unmarshal array"},
+		{"unknown field", `{"allowed":["bash"]}`, "allowed", `unknown field (did you mean "allow"?)`},
+		{"not an object", `["bash"]`, "", "must be a JSON object"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -185,7 +185,7 @@ func compileEntry(s string, deny bool) (entry, error) {
 		}
 	}
 	if _, err := path.Match(s, ""); err != nil {
-		return entry{}, fmt.Errorf("%q is not a valid glob: %v", s, err)
+		return entry{}, fmt.Errorf("%q is not a valid glob: %w", s, err)
 	}
 	e := entry{raw: s, name: s, glob: strings.ContainsAny(s, "*?["), fold: deny}
 	if deny {
@@ -216,7 +216,7 @@ func groupMatcher(s string) (func(Tool) bool, error) {
 	}
 	if server, ok := strings.CutPrefix(s, mcpServerGroup); ok {
 		if err := checkServer(server); err != nil {
-			return nil, fmt.Errorf("%q: %v", s, err)
+			return nil, fmt.Errorf("%q: %w", s, err)
 		}
 		return func(t Tool) bool { return t.Kind == KindMCP && t.Server == server }, nil
 	}

@@ -30,6 +30,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ruleagent/ruleagent/configerr"
 )
 
 // Spec is a tool policy as it is written in a node's configuration or in
@@ -62,18 +64,9 @@ type Policy struct {
 }
 
 // ConfigError is a mistake in a policy, located by its field, for example
-// `deny[2]`; an empty Path is the policy object itself.
-type ConfigError struct {
-	Path string
-	Msg  string
-}
-
-func (e *ConfigError) Error() string {
-	if e.Path == "" {
-		return e.Msg
-	}
-	return e.Path + ": " + e.Msg
-}
+// `deny[2]`; an empty Path is the policy object itself. It is
+// configerr.Error, the one error type of every configuration parser.
+type ConfigError = configerr.Error
 
 // Parse decodes and compiles a policy given as JSON. Unknown fields are
 // errors; an empty or null value is no policy (nil, nil).
@@ -83,17 +76,12 @@ func Parse(raw []byte) (*Policy, error) {
 		return nil, nil
 	}
 	var s Spec
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := configerr.Decode(raw, &s); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, &ConfigError{Path: te.Field, Msg: fmt.Sprintf("must be %s", jsonKind(te.Field))}
+			return nil, &ConfigError{Path: te.Field, Msg: fmt.Sprintf("must be %s", jsonKind(te.Field)), Err: err}
 		}
-		return nil, &ConfigError{Msg: strings.TrimPrefix(err.Error(), "json: ")}
-	}
-	if dec.More() {
-		return nil, &ConfigError{Msg: "must be one JSON object"}
+		return nil, err
 	}
 	return Compile(s)
 }
@@ -139,7 +127,7 @@ func compileList(field string, list []string, deny bool) ([]entry, error) {
 	for i, s := range list {
 		e, err := compileEntry(s, deny)
 		if err != nil {
-			return nil, &ConfigError{Path: fmt.Sprintf("%s[%d]", field, i), Msg: err.Error()}
+			return nil, &ConfigError{Path: fmt.Sprintf("%s[%d]", field, i), Msg: err.Error(), Err: err}
 		}
 		out = append(out, e)
 	}

@@ -108,7 +108,7 @@ func New(bc tools.BuildContext, config json.RawMessage) (tools.Tool, error) {
 		dir = bc.WorkDir
 	}
 	if t.ws, err = workspace.Open(dir, workspace.Options{}); err != nil {
-		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error()}
+		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error(), Err: err}
 	}
 	wsSkills := filepath.Join(t.ws.Dir(), WorkspaceDir)
 	inWS := false
@@ -157,7 +157,7 @@ func checkDirs(field string, dirs []string) ([]string, error) {
 		}
 		abs, err := filepath.Abs(d)
 		if err != nil {
-			return nil, &tools.ConfigError{Path: at, Msg: err.Error()}
+			return nil, &tools.ConfigError{Path: at, Msg: err.Error(), Err: err}
 		}
 		if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 			return nil, &tools.ConfigError{Path: at, Msg: fmt.Sprintf("%s is not a directory", abs)}

@@ -58,7 +58,7 @@ func compileAuth(profiles map[string]AuthProfile, secrets tools.SecretRegistrar)
 		at := "auth." + name
 		header, value, secret, err := p.credential()
 		if err != nil {
-			return s, &tools.ConfigError{Path: at, Msg: err.Error()}
+			return s, &tools.ConfigError{Path: at, Msg: err.Error(), Err: err}
 		}
 		if len(p.Hosts) == 0 {
 			return s, &tools.ConfigError{Path: at + ".hosts", Msg: "list the hosts this credential is sent to"}

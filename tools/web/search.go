@@ -220,7 +220,7 @@ func parseResults(resp *http.Response, b body) ([]SearchResult, error) {
 	}
 	var sr searxResponse
 	if err := json.Unmarshal(b.data, &sr); err != nil {
-		return nil, tools.Errorf(tools.ErrExecutionFailed, "the search endpoint did not answer SearXNG JSON (%v)", err)
+		return nil, tools.Wrap(tools.ErrExecutionFailed, err, "the search endpoint did not answer SearXNG JSON")
 	}
 	seen := map[string]bool{}
 	out := make([]SearchResult, 0, len(sr.Results))
