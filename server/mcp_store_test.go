@@ -75,7 +75,7 @@ func TestMCPSaveRuleChain(t *testing.T) {
 		{map[string]any{"dsl": `{"ruleChain":{},"metadata":{"nodes":[]}}`}, "ruleChain.id", "missing"},
 		{map[string]any{"dsl": `{"metadata":{"nodes":[]}}`}, "ruleChain", "missing"},
 		{map[string]any{"id": "../escape", "dsl": `{"ruleChain":{},"metadata":{"nodes":[]}}`}, "ruleChain.id", "cannot name a chain file"},
-		{map[string]any{"dsl": `{"ruleChain":`}, "", "not chain JSON"},
+		{map[string]any{"dsl": `{"ruleChain":`}, "", "not valid JSON at line 1, column"},
 		// The checks of "ruleagent validate", with the deployed chains as context.
 		{map[string]any{"dsl": broken}, "metadata.nodes[0].type", "unknown component type"},
 	} {

@@ -188,13 +188,18 @@ func (t *Tool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, err
 // workDir resolves the work_dir argument inside the workspace.
 func (t *Tool) workDir(p string) (string, error) {
 	if p == "" {
-		return t.ws.Dir(), nil
+		// Commands start in the workspace: it must exist.
+		return t.ws.Dir(), t.ws.Ready()
 	}
 	rel, err := t.ws.Resolve(p)
 	if err != nil {
 		return "", err
 	}
-	fi, err := t.ws.Root().Stat(rel)
+	root, err := t.ws.Root()
+	if err != nil {
+		return "", err
+	}
+	fi, err := root.Stat(rel)
 	if err != nil {
 		return "", tools.Wrap(tools.ErrInvalidPath, err, "work_dir %q", p)
 	}

@@ -79,7 +79,10 @@ func (s *backupStore) open(create bool) (*workspace.Workspace, error) {
 	if s.root != nil {
 		return s.root, nil
 	}
-	wsRoot := s.ws.Root()
+	wsRoot, err := s.ws.Root()
+	if err != nil {
+		return nil, err
+	}
 	if create {
 		// Through the workspace's os.Root: it cannot create anything
 		// outside the workspace, whatever .ruleagent has become.
@@ -109,7 +112,11 @@ func (s *backupStore) open(create bool) (*workspace.Workspace, error) {
 	// The name was checked, then opened: make sure both are the same
 	// directory, so a swap in between cannot redirect the backups.
 	checked, err1 := wsRoot.Lstat(filetool.BackupDir)
-	opened, err2 := root.Root().Stat(".")
+	broot, err2 := root.Root()
+	var opened fs.FileInfo
+	if err2 == nil {
+		opened, err2 = broot.Stat(".")
+	}
 	if err1 != nil || err2 != nil || !os.SameFile(checked, opened) {
 		root.Close()
 		return nil, tools.Errorf(tools.ErrExecutionFailed, "the backup directory %s changed while it was being opened", filetool.BackupDir)
@@ -151,7 +158,9 @@ func (s *backupStore) save(session, rel string, data []byte) (int, error) {
 	}
 	for len(vs) >= s.maxHistory {
 		// Pruning is best effort: a leftover old version is harmless.
-		_ = root.Root().Remove(vs[0].name)
+		if r, err := root.Root(); err == nil {
+			_ = r.Remove(vs[0].name)
+		}
 		vs = vs[1:]
 	}
 	return next, nil
@@ -229,7 +238,11 @@ func (s *backupStore) all(session string) (map[string][]backup, error) {
 		return nil, err
 	}
 	dir := sessionDir(session)
-	if _, err := root.Root().Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+	broot, err := root.Root()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := broot.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	out := map[string][]backup{}

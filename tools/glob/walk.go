@@ -40,7 +40,11 @@ type match struct {
 }
 
 func (g *globber) run(ctx context.Context) error {
-	err := gitignore.Walk(g.ws.Root().FS(), g.root, g.ws.IsDenied, func(p string, d fs.DirEntry) error {
+	root, err := g.ws.Root()
+	if err != nil {
+		return err
+	}
+	err = gitignore.Walk(root.FS(), g.root, g.ws.IsDenied, func(p string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return filetool.CtxError(err, "glob")
 		}

@@ -49,7 +49,11 @@ func (s *search) run(ctx context.Context, rel string, fi fs.FileInfo) error {
 		return s.file(rel)
 	}
 	s.root = rel
-	err := gitignore.Walk(s.ws.Root().FS(), rel, s.ws.IsDenied, func(p string, d fs.DirEntry) error {
+	root, err := s.ws.Root()
+	if err != nil {
+		return err
+	}
+	err = gitignore.Walk(root.FS(), rel, s.ws.IsDenied, func(p string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return filetool.CtxError(err, "search")
 		}
@@ -108,7 +112,11 @@ func (s *search) excluded(p, glob string) bool {
 func (s *search) file(rel string) error {
 	// O_NONBLOCK: a FIFO swapped in since the listing must not block the
 	// open; it is then refused as not regular.
-	f, err := s.ws.Root().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	root, err := s.ws.Root()
+	if err != nil {
+		return err
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil // vanished or unreadable since the listing
 	}

@@ -141,7 +141,11 @@ func New(bc tools.BuildContext, config json.RawMessage) (tools.Tool, error) {
 // directory the agent can write to cannot be a symlink out of it either.
 func (t *Tool) workspaceSource(dir string) *source {
 	return &source{dir: dir, inWS: WorkspaceDir, open: func() (*os.Root, error) {
-		return t.ws.Root().OpenRoot(WorkspaceDir)
+		root, err := t.ws.Root()
+		if err != nil {
+			return nil, err
+		}
+		return root.OpenRoot(WorkspaceDir)
 	}}
 }
 

@@ -19,7 +19,7 @@ func (w *Workspace) Stat(p string) (rel string, fi fs.FileInfo, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	fi, err = w.root.Stat(rel)
+	fi, err = w.rootFS().Stat(rel)
 	if err != nil {
 		return "", nil, w.fsError(p, err)
 	}
@@ -35,7 +35,7 @@ func (w *Workspace) Open(p string) (rel string, f *os.File, fi fs.FileInfo, err 
 	}
 	// O_NONBLOCK: opening a FIFO must not block the call (it is refused
 	// just below); regular files ignore the flag.
-	f, err = w.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err = w.rootFS().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", nil, nil, w.fsError(p, err)
 	}
@@ -86,7 +86,7 @@ func (w *Workspace) WriteFileAtomic(p string, data []byte, perm fs.FileMode) (re
 	if rel == "." {
 		return "", tools.Errorf(tools.ErrInvalidPath, "%q names the workspace directory, not a file", p)
 	}
-	if fi, err := w.root.Stat(rel); err == nil {
+	if fi, err := w.rootFS().Stat(rel); err == nil {
 		if fi.IsDir() {
 			return "", tools.Errorf(tools.ErrInvalidArgs, "%s is a directory", p)
 		}
@@ -98,12 +98,12 @@ func (w *Workspace) WriteFileAtomic(p string, data []byte, perm fs.FileMode) (re
 		return "", w.fsError(p, err)
 	}
 	if dir := path.Dir(rel); dir != "." {
-		if err := w.root.MkdirAll(dir, 0o755); err != nil {
+		if err := w.rootFS().MkdirAll(dir, 0o755); err != nil {
 			return "", w.fsError(p, err)
 		}
 	}
 	tmp := path.Join(path.Dir(rel), "."+path.Base(rel)+".tmp-"+randomSuffix())
-	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := w.rootFS().OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return "", w.fsError(p, err)
 	}
@@ -116,17 +116,17 @@ func (w *Workspace) WriteFileAtomic(p string, data []byte, perm fs.FileMode) (re
 	}
 	if err == nil {
 		// OpenFile's perm is filtered by the umask; make the bits exact.
-		err = w.root.Chmod(tmp, perm)
+		err = w.rootFS().Chmod(tmp, perm)
 	}
 	if err == nil {
-		err = w.root.Rename(tmp, rel)
+		err = w.rootFS().Rename(tmp, rel)
 	}
 	if err != nil {
-		w.root.Remove(tmp)
+		w.rootFS().Remove(tmp)
 		return "", w.fsError(p, err)
 	}
 	// Make the rename itself durable.
-	if d, derr := w.root.Open(path.Dir(rel)); derr == nil {
+	if d, derr := w.rootFS().Open(path.Dir(rel)); derr == nil {
 		_ = d.Sync()
 		d.Close()
 	}
@@ -139,7 +139,7 @@ func (w *Workspace) ReadDir(p string) (rel string, entries []fs.DirEntry, err er
 	if err != nil {
 		return "", nil, err
 	}
-	all, err := fs.ReadDir(w.root.FS(), rel)
+	all, err := fs.ReadDir(w.rootFS().FS(), rel)
 	if err != nil {
 		return "", nil, w.fsError(p, err)
 	}
@@ -155,7 +155,10 @@ func (w *Workspace) ReadDir(p string) (rel string, entries []fs.DirEntry, err er
 // Walk walks the tree under the workspace-relative directory rel in lexical
 // order, skipping denied paths. Symlinks are reported, not followed.
 func (w *Workspace) Walk(rel string, fn fs.WalkDirFunc) error {
-	return fs.WalkDir(w.root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
+	if err := w.Ready(); err != nil {
+		return err
+	}
+	return fs.WalkDir(w.rootFS().FS(), rel, func(p string, d fs.DirEntry, err error) error {
 		if p != rel && w.IsDenied(p) {
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
@@ -189,3 +192,7 @@ func randomSuffix() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// rootFS is the opened root; every caller has resolved a path first, which
+// made the workspace ready.
+func (w *Workspace) rootFS() *os.Root { return w.root.Load() }

@@ -17,6 +17,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ruleagent/ruleagent/tools"
@@ -37,55 +39,125 @@ type Options struct {
 }
 
 // Workspace is one confined directory tree. It is safe for concurrent use.
+//
+// The directory is created, and opened as an os.Root, at first use, not
+// when the workspace is opened: loading a chain (every node of every chain
+// of a folder initialises when the folder loads) must not create folders
+// for agents that never run.
 type Workspace struct {
-	dir     string // as configured, absolute and clean
-	realDir string // dir with symlinks resolved
-	root    *os.Root
-	deny    []string // clean, slash-separated, relative
+	dir  string   // as configured, absolute and clean
+	deny []string // clean, slash-separated, relative
+
+	mu      sync.Mutex
+	root    atomic.Pointer[os.Root]
+	realDir string // dir with symlinks resolved, set with root
+	closed  bool
 }
 
-// Open opens the workspace at dir, creating the directory if it does not
-// exist. A relative dir is taken from the process's working directory.
+// Open returns the workspace at dir; a relative dir is taken from the
+// process's working directory. An existing directory is opened now; a
+// missing one is created at first use. A dir that still holds a ${...}
+// placeholder (a ${global.x} nobody set) is refused, naming it: no
+// directory is ever created with such a name.
 func Open(dir string, opts Options) (*Workspace, error) {
 	if dir == "" {
 		dir = "."
+	}
+	if v, ok := placeholder(dir); ok {
+		return nil, fmt.Errorf("workspace %q: %s is not set, so the path is not known", dir, v)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", dir, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", dir, err)
-	}
-	root, err := os.OpenRoot(real)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", dir, err)
-	}
-	w := &Workspace{dir: abs, realDir: real, root: root}
+	w := &Workspace{dir: abs}
 	for _, d := range opts.Deny {
 		c := path.Clean(filepath.ToSlash(strings.TrimSpace(d)))
 		c = strings.TrimPrefix(c, "/")
 		if c == "" || c == "." || c == ".." || strings.HasPrefix(c, "../") {
-			root.Close()
 			return nil, fmt.Errorf("workspace: deny entry %q must be a path inside the workspace", d)
 		}
 		w.deny = append(w.deny, c)
 	}
+	if fi, err := os.Stat(abs); err == nil {
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("workspace %q: not a directory", dir)
+		}
+		if err := w.Ready(); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
 }
 
-// Dir is the workspace directory, absolute.
+// placeholder finds a ${...} placeholder in s.
+func placeholder(s string) (string, bool) {
+	i := strings.Index(s, "${")
+	if i < 0 {
+		return "", false
+	}
+	j := strings.IndexByte(s[i:], '}')
+	if j < 0 {
+		return s[i:], true
+	}
+	return s[i : i+j+1], true
+}
+
+// Ready creates the workspace directory if it does not exist yet and opens
+// it. Every method that touches the tree calls it; a caller that hands the
+// directory to another program (bash runs commands in it) calls it first.
+func (w *Workspace) Ready() error {
+	if w.root.Load() != nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.root.Load() != nil {
+		return nil
+	}
+	if w.closed {
+		return tools.Errorf(tools.ErrExecutionFailed, "the workspace %s is closed", w.dir)
+	}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return tools.Wrap(tools.ErrExecutionFailed, err, "the workspace %s cannot be created", w.dir)
+	}
+	real, err := filepath.EvalSymlinks(w.dir)
+	if err != nil {
+		return tools.Wrap(tools.ErrExecutionFailed, err, "the workspace %s", w.dir)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return tools.Wrap(tools.ErrExecutionFailed, err, "the workspace %s", w.dir)
+	}
+	w.realDir = real
+	w.root.Store(root)
+	return nil
+}
+
+// Dir is the workspace directory, absolute. It may not exist before the
+// workspace is first used (see Ready).
 func (w *Workspace) Dir() string { return w.dir }
 
-// Root is the os.Root every access goes through.
-func (w *Workspace) Root() *os.Root { return w.root }
+// Root is the os.Root every access goes through, the directory created if
+// needed.
+func (w *Workspace) Root() (*os.Root, error) {
+	if err := w.Ready(); err != nil {
+		return nil, err
+	}
+	return w.root.Load(), nil
+}
 
-// Close releases the root.
-func (w *Workspace) Close() error { return w.root.Close() }
+// Close releases the root, if it was opened; a workspace closed before
+// its first use is never created.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if r := w.root.Load(); r != nil {
+		return r.Close()
+	}
+	return nil
+}
 
 // Abs returns the absolute path of a workspace-relative path.
 func (w *Workspace) Abs(rel string) string {
@@ -120,6 +192,10 @@ func (w *Workspace) Resolve(p string) (string, error) { return w.resolve(p, true
 func (w *Workspace) ResolveNew(p string) (string, error) { return w.resolve(p, false) }
 
 func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
+	if err := w.Ready(); err != nil {
+		return "", err
+	}
+	root := w.root.Load()
 	rel, err := w.lexicalRel(p)
 	if err != nil {
 		return "", err
@@ -154,7 +230,7 @@ func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
 		if w.IsDenied(cur) {
 			return "", tools.Errorf(tools.ErrPolicyDenied, "%s is in a denied part of the workspace", displayPath(p))
 		}
-		fi, err := w.root.Lstat(cur)
+		fi, err := root.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) {
 			if mustExist {
 				return "", tools.Errorf(tools.ErrFileNotFound, "%s does not exist", displayPath(p))
@@ -177,7 +253,7 @@ func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
 		if hops > maxLinkHops {
 			return "", tools.Errorf(tools.ErrInvalidPath, "%s: too many levels of symbolic links", displayPath(p))
 		}
-		target, err := w.root.Readlink(cur)
+		target, err := root.Readlink(cur)
 		if err != nil {
 			return "", tools.Wrap(tools.ErrInvalidPath, err, "%s", displayPath(p))
 		}

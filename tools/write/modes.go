@@ -14,7 +14,11 @@ import (
 // existing reports the file at the resolved path rel, or nil if there is
 // none.
 func (t *Tool) existing(rel string) (fs.FileInfo, error) {
-	fi, err := t.ws.Root().Lstat(rel)
+	root, err := t.ws.Root()
+	if err != nil {
+		return nil, err
+	}
+	fi, err := root.Lstat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
