@@ -104,6 +104,9 @@ type parsed struct {
 
 func (c *Config) parse() (*parsed, error) {
 	p := &parsed{}
+	if err := unresolved(c); err != nil {
+		return nil, err
+	}
 	var err error
 	if p.prompt, err = el.NewTemplate(c.SystemPrompt); err != nil {
 		return nil, configerr.Prefix("systemPrompt", err)

@@ -58,7 +58,7 @@ func TestPresetMessagesConfigErrors(t *testing.T) {
 		if _, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig())); err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%v: err %v, want it to name %q", c.messages, err, c.field)
 		}
-		ps := Validate([]ChainFile{{Path: "a.json", DSL: dsl}}, nil, nil)
+		ps := Validate([]ChainFile{{Path: "a.json", DSL: dsl}}, nil, Options{})
 		if len(ps) == 0 || !strings.Contains(ps[0].Error(), "configuration."+strings.SplitN(c.field, ":", 2)[0]) {
 			t.Errorf("%v: validate says %v", c.messages, ps)
 		}
@@ -94,7 +94,7 @@ func TestJSONAnswersLeaveAsJSON(t *testing.T) {
 	}
 	// ruleagent validate finds it without an LLM configured.
 	_, dsl = agentChain(t, "${global.llm_url}", map[string]any{"params": map[string]any{"reasoningEcho": "often"}})
-	if ps := Validate([]ChainFile{{Path: "a.json", DSL: dsl}}, nil, nil); len(ps) == 0 || !strings.Contains(ps[0].Error(), "configuration.params.reasoningEcho") {
+	if ps := Validate([]ChainFile{{Path: "a.json", DSL: dsl}}, nil, Options{}); len(ps) == 0 || !strings.Contains(ps[0].Error(), "configuration.params.reasoningEcho") {
 		t.Errorf("validate: %v", ps)
 	}
 }

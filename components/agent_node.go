@@ -122,7 +122,10 @@ func (n *AgentNode) init(rc types.Config, configuration types.Configuration) err
 	}
 	n.vars = stringMap(base.NodeUtils.GetVars(configuration))
 	n.globals = rc.Properties.Values()
-	n.gov = governanceOf(rc)
+	n.gov = GovernanceOf(rc)
+	if err := n.gov.Sandbox.check(n.nodeID, p.specs); err != nil {
+		return err
+	}
 	n.policy = p.policy
 	n.policies = (*policy.Restrictions)(nil).With(policy.LayerServer, n.gov.Policy).With(policy.NodeLayer(n.chainID, n.nodeID), n.policy)
 	if p.limits.Store == nil {

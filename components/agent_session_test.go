@@ -47,7 +47,7 @@ func TestSessionConfigErrorsNameTheField(t *testing.T) {
 			t.Errorf("%v: err %v; want it to name %q", c.session, err, c.field)
 		}
 		// ruleagent validate finds the same, at the same path.
-		ps := Validate([]ChainFile{{Path: "a.json", DSL: dsl}}, nil, nil)
+		ps := Validate([]ChainFile{{Path: "a.json", DSL: dsl}}, nil, Options{})
 		if len(ps) == 0 || !strings.Contains(ps[0].Error(), "configuration."+strings.SplitN(c.field, ":", 2)[0]) {
 			t.Errorf("%v: validate says %v", c.session, ps)
 		}

@@ -24,6 +24,9 @@ type Governance struct {
 	// Limits keeps the per-session counters of every node, so that they
 	// survive a chain's redeployment; nil gives each node its own.
 	Limits limits.Store
+	// Sandbox is the floor of the kernel confinement of the processes
+	// tools start: a node asking for less fails to load.
+	Sandbox SandboxFloor
 }
 
 // GovernanceUDF is the key under which a host registers its Governance in
@@ -44,8 +47,9 @@ func RegisterGovernance(cfg *types.Config, g *Governance) {
 	cfg.Udf[GovernanceUDF] = types.Script{Type: GovernanceUDFType, Content: g}
 }
 
-// governanceOf returns the Governance registered in rc, or an empty one.
-func governanceOf(rc types.Config) *Governance {
+// GovernanceOf returns the Governance registered in rc, or an empty one.
+// Hosts read it to check chains as their nodes will (the sandbox floor).
+func GovernanceOf(rc types.Config) *Governance {
 	if sc, ok := rc.Udf[GovernanceUDF].(types.Script); ok && sc.Type == GovernanceUDFType {
 		if g, ok := sc.Content.(*Governance); ok && g != nil {
 			return g

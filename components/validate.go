@@ -2,11 +2,14 @@ package components
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/tools"
@@ -55,10 +58,8 @@ type ChainFile struct {
 
 // chainDef is the part of the DSL the checks read.
 type chainDef struct {
-	RuleChain struct {
-		ID string `json:"id"`
-	} `json:"ruleChain"`
-	Metadata struct {
+	RuleChain types.RuleChainBaseInfo `json:"ruleChain"`
+	Metadata  struct {
 		FirstNodeIndex int `json:"firstNodeIndex"`
 		Nodes          []struct {
 			ID            string         `json:"id"`
@@ -81,18 +82,35 @@ type edge struct {
 	path     string
 }
 
-// Validate checks chain files without running them: the DSL structure,
-// component types, the configuration of ai/agent nodes and their tools
-// arrays (each builtin's config against its schema), that every targetId
-// names a chain (among files, context and known), and that chains do not
-// call each other in a cycle. context files are read for their ids and
-// calls only; known reports other deployed chain ids (may be nil).
-func Validate(files, context []ChainFile, known func(id string) bool) []Problem {
+// Options are what decides about a chain beyond its own DSL, as the host
+// that would load it sees it. ruleagent validate, run and serve give the
+// same options for the same flags and environment, so that the three
+// decide alike.
+type Options struct {
+	// Known reports other deployed chain ids (may be nil).
+	Known func(id string) bool
+	// Globals are the ${global.x} values the chains load with.
+	Globals map[string]string
+	// Sandbox is the host's sandbox floor (see Governance).
+	Sandbox SandboxFloor
+}
+
+// Validate checks chain files without running them, as loading them
+// would: the DSL structure and its keys (a key RuleGo ignores or reads in
+// another case is a warning naming the key meant), component types, the
+// configuration of ai/agent and ai/intent nodes as their Init reads it
+// (${global.x} and ${vars.x} filled in as RuleGo fills them, each builtin
+// tool built as the agent builds it, MCP entries checked without
+// connecting, the sandbox floor), that every targetId names a chain (among
+// files, context and o.Known), and that chains do not call each other in
+// a cycle. context files are read for their ids and calls only.
+func Validate(files, context []ChainFile, o Options) []Problem {
 	var problems []Problem
 	ids := map[string]string{} // chain id -> file
 	var edges []edge
+	lint := &keyLint{}
 	for _, f := range files {
-		def, ps := checkFile(f)
+		def, ps := checkFile(f, o, lint)
 		problems = append(problems, ps...)
 		if def == nil {
 			continue
@@ -127,7 +145,7 @@ func Validate(files, context []ChainFile, known func(id string) bool) []Problem 
 		if !reported[e.file] {
 			continue
 		}
-		if _, ok := ids[e.to]; !ok && (known == nil || !known(e.to)) {
+		if _, ok := ids[e.to]; !ok && (o.Known == nil || !o.Known(e.to)) {
 			// RuleGo resolves calls when they run: the chain loads, and the
 			// call fails until the target is deployed.
 			problems = append(problems, Problem{File: e.file, Path: e.path, Warning: true,
@@ -150,20 +168,31 @@ func fileID(path string) string {
 	return strings.TrimSuffix(base, ".json")
 }
 
-// checkFile checks one file's structure, components and agent configs.
-func checkFile(f ChainFile) (*chainDef, []Problem) {
+// checkFile checks one file's structure, keys, components and the
+// configuration of ruleagent's nodes.
+func checkFile(f ChainFile, o Options, lint *keyLint) (*chainDef, []Problem) {
 	var ps []Problem
 	add := func(path, format string, args ...any) {
 		ps = append(ps, Problem{File: f.Path, Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
+	var doc map[string]any
+	if err := json.Unmarshal(f.DSL, &doc); err != nil {
+		for _, p := range problemsOf(configerr.FromJSON(err, f.DSL, &doc)) {
+			add(p.Path, "%s", strings.Replace(p.Msg, "is not an object", "is not a chain (a JSON object)", 1))
+		}
+		return nil, ps
+	}
+	lint.file, lint.out = f.Path, nil
+	lint.chain(doc)
+	ps = append(ps, lint.out...)
+	if _, ok := member(doc, "ruleChain").(map[string]any); !ok {
+		add("ruleChain", "missing: a chain is {\"ruleChain\": {\"id\": ...}, \"metadata\": {\"nodes\": [...], \"connections\": [...]}}")
+		return nil, ps
+	}
 	var def chainDef
 	if err := json.Unmarshal(f.DSL, &def); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line, col := position(f.DSL, se.Offset)
-			add("", "not valid JSON at line %d, column %d: %v", line, col, se)
-		} else {
-			add("", "not a chain: %v", err)
+		for _, p := range problemsOf(configerr.FromJSON(err, f.DSL, &def)) {
+			add(p.Path, "%s", p.Msg)
 		}
 		return nil, ps
 	}
@@ -174,7 +203,8 @@ func checkFile(f ChainFile) (*chainDef, []Problem) {
 	if n := def.Metadata.FirstNodeIndex; n < 0 || (len(nodes) > 0 && n >= len(nodes)) {
 		add("metadata.firstNodeIndex", "%d is not the index of a node (0..%d)", n, len(nodes)-1)
 	}
-	types := rulego.Registry.GetComponents()
+	registered := rulego.Registry.GetComponents()
+	env := placeholderEnv(o.Globals, &def)
 	seen := map[string]bool{}
 	for i := range nodes {
 		n := &nodes[i]
@@ -189,16 +219,16 @@ func checkFile(f ChainFile) (*chainDef, []Problem) {
 			add(p+".id", "duplicate node id %q", n.ID)
 		}
 		seen[n.ID] = true
-		if _, ok := types[n.Type]; !ok {
-			add(p+".type", "unknown component type %q", n.Type)
+		if _, ok := registered[n.Type]; !ok {
+			add(p+".type", "unknown component type %q%s", n.Type, typeHint(n.Type, registered))
 			continue
 		}
 		var nps []Problem
 		switch n.Type {
 		case AgentType:
-			nps = checkAgentConfig(n.Configuration)
+			nps = checkAgentConfig(n.ID, fill(n.Configuration, env), o)
 		case IntentType:
-			nps = checkIntentConfig(n.Configuration)
+			nps = checkIntentConfig(fill(n.Configuration, env))
 		}
 		for _, pr := range nps {
 			add(configerr.Join(p+".configuration", pr.Path), "%s", pr.Msg)
@@ -219,10 +249,20 @@ func checkFile(f ChainFile) (*chainDef, []Problem) {
 	return &def, ps
 }
 
+// typeHint names the registered type an unknown one misspells.
+func typeHint(typ string, registered map[string]types.Node) string {
+	if s := configerr.Suggest(typ, slices.Collect(maps.Keys(registered))); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
 // checkAgentConfig checks an ai/agent node's configuration the way Init
-// does, without building anything (no workspace is created, no MCP server
-// contacted); builtin tool configs are checked against their schemas.
-func checkAgentConfig(cfg map[string]any) []Problem {
+// does: the same reading, the same checks (the sandbox floor included),
+// each builtin tool built by its own factory and closed. It creates
+// nothing (workspaces appear at first use), starts no MCP server and
+// dials nothing: MCP entries are checked without connecting.
+func checkAgentConfig(node string, cfg map[string]any, o Options) []Problem {
 	c, err := readConfig(cfg)
 	if err != nil {
 		return problemsOf(err)
@@ -232,36 +272,41 @@ func checkAgentConfig(cfg map[string]any) []Problem {
 		return problemsOf(err)
 	}
 	var ps []Problem
+	if err := o.Sandbox.check(node, p.specs); err != nil {
+		ps = append(ps, problemsOf(err)...)
+	}
 	for i, s := range p.specs {
 		path := fmt.Sprintf("tools[%d]", i)
-		if s.Type == tools.TypeMCP {
-			// Checked without connecting: validating must not start a
-			// stdio server or dial a URL.
+		switch s.Type {
+		case tools.TypeMCP:
 			if err := mcptool.CheckSpec(s); err != nil {
 				ps = append(ps, problemsOf(configerr.Prefix(path, err))...)
 			}
-			continue
-		}
-		if s.Type != tools.TypeBuiltin {
-			continue
-		}
-		def, ok := tools.Builtins.Lookup(s.Name)
-		if !ok {
-			ps = append(ps, Problem{Path: path + ".name", Msg: fmt.Sprintf("unknown builtin %q (available: %s)", s.Name, strings.Join(tools.Builtins.Names(), ", "))})
-			continue
-		}
-		if len(s.Config) == 0 || len(def.ConfigSchema) == 0 {
-			continue
-		}
-		schema, err := tools.CompileSchema(def.ConfigSchema)
-		if err == nil {
-			err = schema.Validate(s.Config)
-		}
-		if err != nil {
-			ps = append(ps, Problem{Path: path + ".config", Msg: strings.TrimPrefix(err.Error(), "invalid arguments: ")})
+		case tools.TypeBuiltin:
+			def, ok := tools.Builtins.Lookup(s.Name)
+			if !ok {
+				ps = append(ps, Problem{Path: path + ".name", Msg: fmt.Sprintf("unknown builtin %q (available: %s)%s", s.Name,
+					strings.Join(tools.Builtins.Names(), ", "), suggestion(s.Name, tools.Builtins.Names()))})
+				continue
+			}
+			t, err := def.New(tools.BuildContext{WorkDir: c.Workspace}, s.Config)
+			if err != nil {
+				ps = append(ps, problemsOf(configerr.Prefix(path+".config", err))...)
+				continue
+			}
+			if cl, ok := t.(io.Closer); ok {
+				_ = cl.Close()
+			}
 		}
 	}
 	return ps
+}
+
+func suggestion(name string, known []string) string {
+	if s := configerr.Suggest(name, known); s != "" {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return ""
 }
 
 // problemsOf lists the configuration errors err holds, each at its path;
@@ -276,16 +321,4 @@ func problemsOf(err error) []Problem {
 		out[i] = Problem{Path: e.Path, Msg: e.Msg}
 	}
 	return out
-}
-
-func position(b []byte, off int64) (line, col int) {
-	line, col = 1, 1
-	for i := int64(0); i < off && i < int64(len(b)); i++ {
-		if b[i] == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
 }

@@ -18,7 +18,8 @@ func callsOf(file, id string, def *chainDef) []edge {
 		p := fmt.Sprintf("metadata.nodes[%d]", i)
 		switch n.Type {
 		case "flow":
-			if t, ok := n.Configuration["targetId"].(string); ok && t != "" && !strings.Contains(t, "${") {
+			// RuleGo reads the key regardless of case (targetID too).
+			if t, ok := member(n.Configuration, "targetId").(string); ok && t != "" && !strings.Contains(t, "${") {
 				out = append(out, edge{from: id, to: t, file: file, path: p + ".configuration.targetId"})
 			}
 		case AgentType:

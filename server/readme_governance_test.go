@@ -41,7 +41,7 @@ func TestREADMEGovernanceExamples(t *testing.T) {
 		}
 		dsl, _ := json.Marshal(map[string]any{"ruleChain": map[string]any{"id": "x"}, "metadata": map[string]any{
 			"nodes": []any{map[string]any{"id": "agent", "type": components.AgentType, "configuration": cfg}}}})
-		errs, _ := components.Split(components.Validate([]components.ChainFile{{Path: "x.json", DSL: dsl}}, nil, nil))
+		errs, _ := components.Split(components.Validate([]components.ChainFile{{Path: "x.json", DSL: dsl}}, nil, components.Options{}))
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", block, errs)
 		}

@@ -181,7 +181,8 @@ func (s *Store) staticProblems(id string, dsl []byte) (errs, warnings []Problem)
 		_, ok := s.pool.Get(target)
 		return ok
 	}
-	for _, p := range components.Validate([]components.ChainFile{{Path: id + ".json", DSL: dsl}}, others, deployed) {
+	opts := components.Options{Known: deployed, Globals: s.cfg.Properties.Values(), Sandbox: components.GovernanceOf(s.cfg).Sandbox}
+	for _, p := range components.Validate([]components.ChainFile{{Path: id + ".json", DSL: dsl}}, others, opts) {
 		sp := Problem{Path: p.Path, Message: p.Msg, Warning: p.Warning}
 		if p.Warning {
 			warnings = append(warnings, sp)

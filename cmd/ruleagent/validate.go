@@ -68,7 +68,7 @@ func runValidate(_ context.Context, args []string, _ io.Reader, stdout, stderr i
 			return fmt.Errorf("--chains: %w", err)
 		}
 	}
-	errs, warnings := components.Split(components.Validate(given, context, nil))
+	errs, warnings := components.Split(components.Validate(given, context, components.Options{}))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
 // Config is the bash tool's configuration: the "config" object of a
@@ -198,3 +200,19 @@ func shMayBeBash() bool {
 // glob qualifiers and = expansion run commands from words the parser treats
 // as plain text.
 var topLevelShells = map[string]bool{"sh": true, "dash": true, "ash": true, "bash": true, "ksh": true, "mksh": true}
+
+// SandboxMode is the kernel confinement a bash tool configured with raw
+// gives its commands: its sandbox field, or the process default
+// (sandbox.DefaultMode) when it sets none. A host checks it against its
+// sandbox floor before building the tool.
+func SandboxMode(raw json.RawMessage) (sandbox.Mode, error) {
+	cfg := defaultConfig
+	if err := tools.DecodeConfig(raw, &cfg); err != nil {
+		return "", err
+	}
+	m, err := sandbox.ParseMode(cfg.Sandbox)
+	if err != nil {
+		return "", &tools.ConfigError{Path: "sandbox", Msg: err.Error(), Err: err}
+	}
+	return m, nil
+}

@@ -112,3 +112,21 @@ func (s *stdioSandbox) confine(cmd *exec.Cmd, cwd string) (cleanup func(), err e
 	}
 	return cleanup, nil
 }
+
+// SandboxMode reports whether an mcp tools entry starts a process (a stdio
+// server) and, if so, the kernel confinement it runs under: its sandbox
+// object's mode, or sandbox.Off when it has none (the server then runs
+// unconfined). A host checks it against its sandbox floor.
+func SandboxMode(spec tools.Spec) (mode sandbox.Mode, starts bool, err error) {
+	t, err := parseConfig(spec.Config, "")
+	if err != nil {
+		return "", false, tools.Prefix("config", err)
+	}
+	if t.kind != kindStdio {
+		return "", false, nil
+	}
+	if t.sandbox == nil {
+		return sandbox.Off, true, nil
+	}
+	return t.sandbox.mode, true, nil
+}
