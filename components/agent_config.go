@@ -45,7 +45,7 @@ type Config struct {
 	MaxToolCalls           int            `json:"maxToolCalls" label:"Max tool calls" desc:"Maximum tool calls per run; 0 means no limit beyond maxStep."`
 	MaxDepth               int            `json:"maxDepth" label:"Max nesting" desc:"How deep rulechain and agent tools may nest (A calls B calls C); a deeper call, or a cycle, is refused."`
 	MaxConcurrentSubagents int            `json:"maxConcurrentSubagents" label:"Concurrent sub-agents" desc:"Sub-agents one run may have running at once; further calls wait for a free slot."`
-	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created if missing."`
+	Workspace              string         `json:"workspace" label:"Workspace" desc:"Default working directory of file tools and bash (a tool's own workDir wins). Created at first use."`
 	Aspects                []any          `json:"aspects" label:"Aspects" desc:"Aspects by name, e.g. [\"logging\"] or [{\"name\":\"logging\",\"config\":{\"level\":\"debug\"}}]."`
 	Approval               map[string]any `json:"approval" label:"Approval" desc:"Tool calls that need a person before they run: {tools: [globs], commands: [bash command patterns], timeout: \"10m\"}. The run pauses with an AG-UI interrupt; no answer within the timeout means deny."`
 	Session                map[string]any `json:"session" label:"Session" desc:"Conversation memory between runs: {scope: none|global|user|thread|user_thread, name, memory: full|final|tool_summaries, toolResultLimit, maxHistoryMessages, maxHistoryTokens, compaction: {keepTurns, prompt}, ttl, allowedModels}. See README, Sessions and memory."`

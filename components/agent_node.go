@@ -206,7 +206,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		return
 	}
 	md := msg.Metadata.Values()
-	goctx := nodeContext(ctx)
+	goctx := tools.WithAgent(nodeContext(ctx), tools.AgentRef{ChainID: n.chainID, NodeID: n.nodeID})
 	var sinks []events.Sink
 	if s := events.SinkFrom(goctx); s != nil {
 		sinks = append(sinks, s)

@@ -1,6 +1,8 @@
 package components
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/rulego/rulego/api/types"
@@ -65,4 +67,37 @@ func streamTimeouts(c *agent.LLMConfig, firstByte, idle string) error {
 	}
 	c.IdleTimeout, err = duration("idleTimeout", idle)
 	return err
+}
+
+// WithoutLLM lists the ai/agent and ai/intent nodes of chain DSL whose
+// url or model stays unset once globals fill them in (as at load): their
+// runs fail saying what to set. A node that leaves url or model out
+// defaults to ${global.llm_url} and ${global.model}.
+func WithoutLLM(dsl []byte, globals map[string]string) []string {
+	var def chainDef
+	if json.Unmarshal(dsl, &def) != nil {
+		return nil
+	}
+	env := placeholderEnv(globals, &def)
+	var out []string
+	for i, n := range def.Metadata.Nodes {
+		if n.Type != AgentType && n.Type != IntentType {
+			continue
+		}
+		url, model := "${global.llm_url}", "${global.model}"
+		if v, ok := n.Configuration["url"].(string); ok {
+			url = v
+		}
+		if v, ok := n.Configuration["model"].(string); ok {
+			model = v
+		}
+		if len(llmMissing(str.ExecuteTemplate(url, env), str.ExecuteTemplate(model, env))) > 0 {
+			id := n.ID
+			if id == "" {
+				id = fmt.Sprintf("node%d", i)
+			}
+			out = append(out, id)
+		}
+	}
+	return out
 }

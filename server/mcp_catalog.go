@@ -36,7 +36,7 @@ func (c *chainTools) publishCatalog() {
 			`"id":{"type":"string","description":"The chain id; may be left out when the DSL has ruleChain.id."},` +
 			`"dsl":{"type":["object","string"],"description":"The chain DSL: {\"ruleChain\":{...},\"metadata\":{\"nodes\":[...],\"connections\":[...]}}, as an object or a JSON string."}},` +
 			`"required":["dsl"]}`)},
-		func(_ context.Context, call toolCall) toolOutcome { return c.saveChain(call.Args) })
+		func(ctx context.Context, call toolCall) toolOutcome { return c.saveChain(ctx, call.Args) })
 }
 
 func (c *chainTools) listChains() toolOutcome {
@@ -63,7 +63,7 @@ func (c *chainTools) getChain(args json.RawMessage) toolOutcome {
 	return textOutcome(string(dsl))
 }
 
-func (c *chainTools) saveChain(args json.RawMessage) toolOutcome {
+func (c *chainTools) saveChain(ctx context.Context, args json.RawMessage) toolOutcome {
 	var in struct {
 		ID  string          `json:"id"`
 		DSL json.RawMessage `json:"dsl"`
@@ -89,7 +89,7 @@ func (c *chainTools) saveChain(args json.RawMessage) toolOutcome {
 	if len(dsl) == 0 || string(dsl) == "null" {
 		return errorOutcome(`"dsl" is required: the chain's JSON`)
 	}
-	info, err := c.store.Save(in.ID, dsl)
+	info, err := c.store.SaveFrom(ctx, in.ID, dsl)
 	var invalid *InvalidChainError
 	switch {
 	case errors.As(err, &invalid):

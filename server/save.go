@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/configerr"
+	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/policy"
 	"github.com/tidwall/sjson"
 )
 
@@ -59,6 +62,16 @@ func (e *InvalidChainError) Unwrap() error { return ErrInvalidChain }
 // chains folder, atomically: to the file it was loaded from, else to
 // <id>.json. A store without a folder only deploys.
 func (s *Store) Save(id string, dsl []byte) (ChainInfo, error) {
+	return s.SaveFrom(context.Background(), id, dsl)
+}
+
+// SaveFrom is Save for a chain saved during ctx. When ctx is within agent
+// runs (an agent calling save_rule_chain through the self MCP server), the
+// chain may hold no more power than each of those agents: no tool they
+// lack or a wider one, no other LLM endpoint, no chain they cannot call,
+// no server setting, no component that reaches outside the process
+// (components.SavedBy); otherwise it is refused like an invalid chain.
+func (s *Store) SaveFrom(ctx context.Context, id string, dsl []byte) (ChainInfo, error) {
 	if s.readOnly {
 		return ChainInfo{}, fmt.Errorf("%w: chain %q is not deployed; change the chains folder instead", ErrReadOnly, id)
 	}
@@ -69,6 +82,9 @@ func (s *Store) Save(id string, dsl []byte) (ChainInfo, error) {
 		path = s.fileFor(id)
 	}
 	id, dsl, problems, warnings := s.validate(id, dsl, path, false)
+	if len(problems) == 0 {
+		problems = s.savedBy(ctx, dsl)
+	}
 	if len(problems) > 0 {
 		return ChainInfo{}, &InvalidChainError{ID: id, Problems: problems, Warnings: warnings}
 	}
@@ -191,6 +207,57 @@ func (s *Store) staticProblems(id string, dsl []byte) (errs, warnings []Problem)
 		}
 	}
 	return errs, warnings
+}
+
+// savedBy checks a chain saved during ctx against the agents ctx is
+// within (see SaveFrom): each saving agent's node as deployed now.
+func (s *Store) savedBy(ctx context.Context, dsl []byte) []Problem {
+	refs := tools.AgentsFrom(ctx)
+	if len(refs) == 0 {
+		return nil
+	}
+	check := components.SaveCheck{Restrictions: policy.FromContext(ctx), Exposed: func(id string) bool {
+		_, ok := s.mcpTools.toolOf(id)
+		return ok
+	}}
+	for _, ref := range refs {
+		cfg, ok := s.nodeConfig(ref.ChainID, ref.NodeID)
+		if !ok {
+			return []Problem{{Message: fmt.Sprintf("the saving agent %s/%s is no longer deployed", ref.ChainID, ref.NodeID)}}
+		}
+		check.Savers = append(check.Savers, components.Saver{ChainID: ref.ChainID, NodeID: ref.NodeID, Config: cfg})
+	}
+	var out []Problem
+	for _, p := range components.SavedBy(dsl, check) {
+		out = append(out, Problem{Path: p.Path, Message: p.Msg})
+	}
+	return out
+}
+
+// nodeConfig is the configuration of node nodeID of deployed chain
+// chainID, as its DSL gives it.
+func (s *Store) nodeConfig(chainID, nodeID string) (map[string]any, bool) {
+	dsl, ok := s.DSL(chainID)
+	if !ok {
+		return nil, false
+	}
+	var def struct {
+		Metadata struct {
+			Nodes []struct {
+				ID            string         `json:"id"`
+				Configuration map[string]any `json:"configuration"`
+			} `json:"nodes"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(dsl, &def) != nil {
+		return nil, false
+	}
+	for _, n := range def.Metadata.Nodes {
+		if n.ID == nodeID {
+			return n.Configuration, true
+		}
+	}
+	return nil, false
 }
 
 // refusal is the error of a chain that did not deploy: the problems of

@@ -300,6 +300,20 @@ func ChainID(dsl []byte) (string, error) {
 	return head.RuleChain.ID, nil
 }
 
+// WithoutLLM lists the deployed chains with an ai/agent or ai/intent node
+// whose url or model neither a global nor the node's own setting fills:
+// their runs fail, saying what to set, until one is set.
+func (s *Store) WithoutLLM() []string {
+	var out []string
+	globals := s.cfg.Properties.Values()
+	for _, info := range s.List() {
+		if dsl, ok := s.DSL(info.ID); ok && len(components.WithoutLLM(dsl, globals)) > 0 {
+			out = append(out, info.ID)
+		}
+	}
+	return out
+}
+
 // Engine returns the deployed chain id.
 func (s *Store) Engine(id string) (types.RuleEngine, bool) { return s.pool.Get(id) }
 

@@ -67,17 +67,17 @@ func processGlobals(flags []string) map[string]string { return globals(os.Enviro
 // openStore loads the chains folder for the long-running commands (serve,
 // mcp): chains that fail to load are reported and left out, and a missing
 // LLM is reported once, saying what will fail until one is set.
-func openStore(chains string, globalFlags []string, stderr io.Writer, whatFails string, readOnly bool) *server.Store {
+func openStore(chains string, globalFlags []string, floor components.SandboxFloor, stderr io.Writer, whatFails string, readOnly bool) *server.Store {
 	g := processGlobals(globalFlags)
-	cfg := server.NewConfig(g)
+	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
 	// Agents with a session keep it for the life of the process.
 	components.RegisterSessions(&cfg, sessions.NewMemory())
 	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly})
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 	}
-	if g["llm_url"] == "" || g["model"] == "" {
-		fmt.Fprintf(stderr, "ruleagent: no LLM configured: %s will fail until OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (or --global llm_url=..., model=...) are set\n", whatFails)
+	if without := store.WithoutLLM(); len(without) > 0 {
+		fmt.Fprintf(stderr, "ruleagent: no LLM configured for %s: %s will fail until OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (or --global llm_url=..., model=...) are set\n", strings.Join(without, ", "), whatFails)
 	}
 	return store
 }

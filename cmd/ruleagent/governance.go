@@ -10,15 +10,11 @@ import (
 	"github.com/ruleagent/ruleagent/server"
 )
 
-// governance reads serve's --policy and opens its audit log (--audit,
-// under --data by default). The returned func closes the log.
-func governance(policyArg, auditDir, dataDir string, logger *slog.Logger) (server.Governance, func(), error) {
-	var g server.Governance
-	p, err := server.LoadPolicy(policyArg)
-	if err != nil {
-		return g, nil, usagef("--policy: %v", err)
-	}
-	g.Policy = p
+// governance applies serve's --policy (read by server.LoadPolicyFile) and
+// opens its audit log (--audit, under --data by default). The returned
+// func closes the log.
+func governance(f server.PolicyFile, auditDir, dataDir string, logger *slog.Logger) (server.Governance, func(), error) {
+	g := server.Governance{Policy: f.Tools}
 	if auditDir == "off" {
 		return g, func() {}, nil
 	}
@@ -42,6 +38,14 @@ func governance(policyArg, auditDir, dataDir string, logger *slog.Logger) (serve
 func governanceBanner(w io.Writer, g server.Governance, policyArg string) {
 	if g.Policy != nil {
 		fmt.Fprintf(w, "  policy: %s\n", policyArg)
+	}
+	switch f := g.Sandbox; {
+	case !f.Binds() && f.AllowLower:
+		fmt.Fprintf(w, "  sandbox: %s by default; chains may ask for less (--allow-sandbox-off)\n", f.Mode)
+	case !f.Binds():
+		fmt.Fprintf(w, "  sandbox: %s\n", f.Mode)
+	default:
+		fmt.Fprintf(w, "  sandbox: %s, a floor no chain may lower\n", f.Mode)
 	}
 	if l, ok := g.Audit.(*audit.Log); ok {
 		fmt.Fprintf(w, "  audit: %s\n", l.Dir())

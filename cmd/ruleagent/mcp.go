@@ -24,8 +24,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	readOnly := fs.Bool("read-only", false, "do not offer save_rule_chain: the client runs and reads chains, never deploys them")
 	var globalsF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
+	sb := addSandboxFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ruleagent mcp --stdio [--chains DIR] [--global k=v]")
+		fmt.Fprintln(stderr, "Usage: ruleagent mcp --stdio [--chains DIR] [--read-only] [--sandbox M] [--allow-sandbox-off] [--global k=v]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -40,9 +41,16 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if fs.NArg() > 0 {
 		return usagef("mcp takes no arguments, got %q", fs.Args())
 	}
+	floor, err := sb.floor(nil)
+	if err != nil {
+		return err
+	}
+	if err := setSandboxDefault(floor.Mode, ""); err != nil {
+		return usagef("--sandbox: %v", err)
+	}
 	defer keepStdoutForProtocol(stdout, stderr)()
 
-	store := openStore(*chains, globalsF, stderr, "agent calls", *readOnly)
+	store := openStore(*chains, globalsF, floor, stderr, "agent calls", *readOnly)
 	defer store.Close()
 	// ServeStdio returns nil at the end of stdin (the client went away) and
 	// cancels the calls still running.

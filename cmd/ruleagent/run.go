@@ -27,10 +27,10 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	userID := fs.String("user", "", "user id of the run (message metadata userId: the session of agents with a user scope)")
 	sessionStore := fs.String("session-store", "memory", "where agents' sessions are kept: memory (gone when the command ends), bolt (DATA/sessions.db), bolt:PATH or redis://host:port/db")
 	data := fs.String("data", "data", "folder of the bolt session store")
-	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	var globalsF, metaF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
+	sb := addSandboxFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--chains DIR] [--thread ID] [--user ID] [--session-store SPEC] [--global k=v] [--meta k=v]")
 		fmt.Fprintln(stderr, "CHAIN is a chain id from --chains or a path to a .json file.")
@@ -49,7 +49,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if chain == "" {
 		return usagef("run needs a CHAIN")
 	}
-	if err := setSandboxDefault(*sandboxMode, ""); err != nil {
+	floor, err := sb.floor(nil)
+	if err != nil {
+		return err
+	}
+	if err := setSandboxDefault(floor.Mode, ""); err != nil {
 		return usagef("--sandbox: %v", err)
 	}
 	text, err := readInput(*input, stdin)
@@ -71,7 +75,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fmt.Errorf("--session-store: %w", err)
 	}
 	defer sess.Close()
-	cfg := server.NewConfig(processGlobals(globalsF))
+	cfg := server.WithGovernance(server.NewConfig(processGlobals(globalsF)), server.Governance{Sandbox: floor})
 	components.RegisterSessions(&cfg, sess)
 	store, loadErrs := server.OpenStore(dir, cfg)
 	defer store.Close()

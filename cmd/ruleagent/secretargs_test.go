@@ -84,7 +84,7 @@ func TestSecretArgsHiddenFromChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, keep := range []string{"", "1"} {
-		cmd := exec.Command(bin, "run", chain, "--input", "go", "--global", "llm_url="+srv.URL, "--global", "api_key="+secret)
+		cmd := exec.Command(bin, "run", chain, "--input", "go", "--allow-sandbox-off", "--global", "llm_url="+srv.URL, "--global", "api_key="+secret)
 		cmd.Env = append(os.Environ(), "RULEAGENT_KEEP_ENV="+keep)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

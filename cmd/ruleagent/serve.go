@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +29,6 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
 	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it)")
 	sessionStore := fs.String("session-store", "bolt", "where agents' sessions are kept: bolt (DATA/sessions.db), bolt:PATH, memory, or redis://host:port/db (shared by several servers)")
-	sandboxMode := fs.String("sandbox", "", "default kernel confinement of bash commands: required, best-effort or off (default best-effort)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -39,6 +40,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
 	var idF identityFlags
 	idF.register(fs)
+	sb := addSandboxFlags(fs)
 	var globalsF globalFlag
 	var corsF, epTypes, epBind listFlag
 	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
@@ -59,11 +61,19 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return usagef("%v", err)
 	}
 	slog.SetDefault(logger)
+	pf, err := server.LoadPolicyFile(*policyF)
+	if err != nil {
+		return usagef("--policy: %v", err)
+	}
+	floor, err := sb.floor(pf.Sandbox)
+	if err != nil {
+		return err
+	}
+	if err := chainsFolder(*chains); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
-	}
-	if err := setSandboxDefault(*sandboxMode, *data); err != nil {
-		return usagef("--sandbox: %v", err)
 	}
 	g := processGlobals(globalsF)
 	sess, err := sessions.Open(ctx, *sessionStore, *data)
@@ -75,10 +85,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	gov, closeAudit, err := governance(*policyF, *auditF, *data, logger)
+	if err := setSandboxDefault(floor.Mode, *data); err != nil {
+		return usagef("--sandbox: %v", err)
+	}
+	gov, closeAudit, err := governance(pf, *auditF, *data, logger)
 	if err != nil {
 		return err
 	}
+	gov.Sandbox = floor
 	// Deferred before the store's Close, so it runs after it: every run
 	// has ended before the audit log is closed.
 	defer closeAudit()
@@ -120,6 +134,21 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	return shutdown(srv, store, logger, *grace)
 }
 
+// chainsFolder checks serve's --chains: a folder that does not exist is a
+// typo far more often than the wish for a server with no chains.
+func chainsFolder(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("--chains %s: no such folder (create it, or give the folder that holds your chains)", dir)
+	case err != nil:
+		return fmt.Errorf("--chains: %w", err)
+	case !fi.IsDir():
+		return usagef("--chains %s: not a folder", dir)
+	}
+	return nil
+}
+
 // shutdown stops accepting requests, lets the runs in progress finish for
 // grace, then cancels those left (each ends with its terminal event,
 // outcome cancelled) and waits for their streams to close.
@@ -158,12 +187,7 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 		fmt.Fprintf(w, ", %d failed to load (see the log above)", failed)
 	}
 	fmt.Fprintln(w)
-	if g["llm_url"] == "" || g["model"] == "" {
-		fmt.Fprintln(w, "  LLM: not configured: runs of agent chains will fail until you set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL")
-		fmt.Fprintln(w, "       (or --global llm_url=... --global api_key=... --global model=...); everything else works")
-	} else {
-		fmt.Fprintf(w, "  LLM: %s, model %s\n", g["llm_url"], g["model"])
-	}
+	llmLine(w, g, agents, store.WithoutLLM())
 	if token {
 		fmt.Fprintln(w, "  auth: bearer token required")
 	}
@@ -174,6 +198,25 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 		fmt.Fprintf(w, "  sessions: %s\n", ss.Name())
 	}
 	fmt.Fprintf(w, "  editor: http://%s/   API: http://%s/api/v1/chains   OpenAI: http://%s/v1   MCP: http://%s/mcp\n", addr, addr, addr, addr)
+}
+
+// llmLine tells the truth about the LLM: the global one, or that the
+// chains set their own, or which chains' runs will fail until one is set.
+func llmLine(w io.Writer, g map[string]string, agents int, without []string) {
+	global := g["llm_url"] != "" && g["model"] != ""
+	switch {
+	case len(without) > 0:
+		fmt.Fprintf(w, "  LLM: not configured for %s (%s): their runs will fail until you set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL\n",
+			count(strconv.Itoa(len(without)), "chain"), strings.Join(without, ", "))
+		fmt.Fprintln(w, "       (or --global llm_url=... --global api_key=... --global model=...); everything else works")
+	case global:
+		fmt.Fprintf(w, "  LLM: %s, model %s\n", g["llm_url"], g["model"])
+	case agents > 0:
+		fmt.Fprintln(w, "  LLM: set by each agent chain (its url and model); new chains need their own, or OPENAI_BASE_URL and OPENAI_MODEL")
+	default:
+		fmt.Fprintln(w, "  LLM: not configured: runs of agent chains will fail until you set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL")
+		fmt.Fprintln(w, "       (or --global llm_url=... --global api_key=... --global model=...); everything else works")
+	}
 }
 
 // newLogger makes the process logger.

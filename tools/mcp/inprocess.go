@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/policy"
 )
 
@@ -94,11 +95,13 @@ func (t *selfTransport) notify(n mcp.JSONRPCNotification) {
 // detached is a context that ends with ctx but carries none of its values:
 // a call to "self" from a chain that is itself serving an MCP request must
 // not hand that request's transport state (its HTTP headers, its session)
-// to the server, which would judge the inner request by them. The one value
-// it keeps is the calling run's tool-policy restrictions: an agent reached
-// through "self" is bound by its caller's policies, as a sub-agent is.
+// to the server, which would judge the inner request by them. The values
+// it keeps are the calling run's tool-policy restrictions (an agent reached
+// through "self" is bound by its caller's policies, as a sub-agent is) and
+// the agent runs the call is made within (a chain saved through "self" may
+// hold no more power than they).
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	base := context.Background()
+	base := tools.WithAgentsOf(context.Background(), ctx)
 	if rs := policy.FromContext(ctx); rs != nil {
 		base = policy.WithRestrictions(base, rs)
 	}

@@ -103,6 +103,18 @@ func CheckSpec(spec tools.Spec) error {
 	return err
 }
 
+// Describe tells a host what an mcp tools entry reaches, without
+// connecting: the prefix of its tools' names, and whether it is this
+// process's own server ("self").
+func Describe(spec tools.Spec) (prefix string, self bool, err error) {
+	t, err := parseConfig(spec.Config, "")
+	if err != nil {
+		return "", false, tools.Prefix("config", err)
+	}
+	prefix, err = modelPrefix(spec.Name, t)
+	return prefix, t.kind == kindSelf, err
+}
+
 func (p *provider) newConn(prefix string, t *target, refresh func([]tools.Tool) error) *conn {
 	log := p.o.Logger
 	if log == nil {
