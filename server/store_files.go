@@ -101,3 +101,8 @@ func (s *Store) deployFile(path string, dsl []byte) (string, error) {
 	}
 	return id, nil
 }
+
+// ChainFiles lists the chain files of a chains folder as the store loads
+// them: every *.json under dir, sorted, hidden files and folders left out.
+// ruleagent validate reads a folder with it.
+func ChainFiles(dir string) ([]string, error) { return chainFiles(dir) }
