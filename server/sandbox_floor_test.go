@@ -171,3 +171,50 @@ func TestAgentSavesNoMorePowerThanItHas(t *testing.T) {
 		t.Error("fine was not deployed")
 	}
 }
+
+// The floor is the higher of --sandbox and the policy file's mode; the
+// file's allowOff decides over --allow-sandbox-off.
+func TestFloorCombinesTheFlagsAndThePolicyFile(t *testing.T) {
+	yes, no := true, false
+	cases := []struct {
+		flag  string
+		allow bool
+		rule  *SandboxRule
+		want  components.SandboxFloor
+		err   string
+	}{
+		{"", false, nil, components.SandboxFloor{Mode: "best-effort"}, ""},
+		{"required", false, nil, components.SandboxFloor{Mode: "required"}, ""},
+		{"off", false, nil, components.SandboxFloor{Mode: "off"}, ""},
+		{"", true, nil, components.SandboxFloor{Mode: "best-effort", AllowLower: true}, ""},
+		{"best-effort", false, &SandboxRule{Mode: "required"}, components.SandboxFloor{Mode: "required"}, ""},
+		{"required", false, &SandboxRule{Mode: "off"}, components.SandboxFloor{Mode: "required"}, ""},
+		{"", false, &SandboxRule{AllowOff: &yes}, components.SandboxFloor{Mode: "best-effort", AllowLower: true}, ""},
+		{"", true, &SandboxRule{AllowOff: &no}, components.SandboxFloor{}, `the policy file forbids it ("sandbox": {"allowOff": false})`},
+		{"sometimes", false, nil, components.SandboxFloor{}, "--sandbox"},
+	}
+	for _, c := range cases {
+		got, err := Floor(c.flag, c.allow, c.rule)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%+v: err %v, want %q", c, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%+v: %+v %v", c, got, err)
+		}
+	}
+	f, err := LoadPolicyFile(`{"sandbox": {"mode": "required", "allowOff": false}}`)
+	if err != nil || f.Tools != nil || f.Sandbox == nil || f.Sandbox.Mode != "required" || *f.Sandbox.AllowOff {
+		t.Fatalf("%+v %v", f, err)
+	}
+	if f, err = LoadPolicyFile(`{"deny": ["bash"], "sandbox": {"mode": "required"}}`); err != nil || f.Tools == nil {
+		t.Fatalf("%+v %v", f, err)
+	}
+	for arg, want := range map[string]string{
+		`{"sandbox": {"mode": "strict"}}`: `policy: sandbox.mode: must be "required", "best-effort" or "off", got "strict"`,
+		`{"sandbox": {"allowOf": true}}`:  `policy: sandbox.allowOf: unknown field (did you mean "allowOff"?)`,
+	} {
+		if _, err := LoadPolicyFile(arg); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", arg, err, want)
+		}
+	}
+}

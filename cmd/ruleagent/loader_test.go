@@ -145,6 +145,20 @@ func TestServeRefusesAMissingChainsFolder(t *testing.T) {
 	}
 }
 
+// A policy file that forbids lowering the floor stops a server started
+// with --allow-sandbox-off.
+func TestServeRefusesASwitchThePolicyForbids(t *testing.T) {
+	resetSandbox(t)
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	code := run(ctx, []string{"serve", "--addr", freeAddr(t), "--data", t.TempDir(), "--chains", t.TempDir(),
+		"--policy", `{"sandbox": {"allowOff": false}}`, "--allow-sandbox-off"}, nil, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), `--allow-sandbox-off: the policy file forbids it`) {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
+	}
+}
+
 // The banner tells the truth when no global LLM is set: chains that carry
 // their own url and model are configured; the others are named.
 func TestServeBannerReadsTheChainsLLM(t *testing.T) {
@@ -157,7 +171,8 @@ func TestServeBannerReadsTheChainsLLM(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	_, out, _, _ := serve(t, ctx, "--chains", dir)
-	if b := out.String(); !strings.Contains(b, "LLM: set by each agent chain") || strings.Contains(b, "not configured") {
+	if b := out.String(); !strings.Contains(b, "LLM: set by each agent chain") || strings.Contains(b, "not configured") ||
+		!strings.Contains(b, "sandbox: best-effort, a floor no chain may lower") {
 		t.Fatalf("banner:\n%s", b)
 	}
 	stop()
