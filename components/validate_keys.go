@@ -10,6 +10,7 @@ import (
 
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
+	rgreflect "github.com/rulego/rulego/utils/reflect"
 
 	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/tools"
@@ -187,21 +188,29 @@ func caseOnly(l *keyLint, path string, obj map[string]any, known []string) {
 	}
 }
 
-// formKeys are the configuration keys a RuleGo component reads, from its
-// form (the fields of its Config struct).
+// formKeys are the configuration keys a RuleGo component reads: the fields
+// of its Config struct, as its form in the editor lists them.
 func (l *keyLint) formKeys(typ string) ([]string, bool) {
+	if k, ok := l.forms[typ]; ok {
+		return k, true
+	}
+	n, err := rulego.Registry.NewNode(typ)
+	if err != nil {
+		return nil, false
+	}
+	_, field, value := rgreflect.GetComponentConfig(n)
+	if field.Type == nil || field.Type.Kind() != reflect.Struct {
+		return nil, false
+	}
+	var names []string
+	for _, f := range rgreflect.GetFields(field, value) {
+		names = append(names, f.Name)
+	}
 	if l.forms == nil {
 		l.forms = map[string][]string{}
-		for _, f := range rulego.Registry.GetComponentForms() {
-			var names []string
-			for _, fl := range f.Fields {
-				names = append(names, fl.Name)
-			}
-			l.forms[f.Type] = names
-		}
 	}
-	k, ok := l.forms[typ]
-	return k, ok
+	l.forms[typ] = names
+	return names, true
 }
 
 // member reads obj's key as RuleGo's decoder would: the exact key, else
