@@ -126,10 +126,8 @@ func (n *IntentNode) init(rc types.Config, configuration types.Configuration) er
 	ep := primaryEndpoint(c.URL, c.Key, c.Model, &p.params)
 	n.secrets = scrub.New()
 	n.secrets.AddSecrets(ep.Key)
-	lc := agent.LLMConfig{Endpoints: []agent.Endpoint{ep}, MaxRetries: c.MaxRetries, RetryBackoff: 500 * time.Millisecond}
-	if err := streamTimeouts(&lc, c.FirstByteTimeout, c.IdleTimeout); err != nil {
-		return err
-	}
+	lc := agent.LLMConfig{Endpoints: []agent.Endpoint{ep}, MaxRetries: c.MaxRetries, RetryBackoff: 500 * time.Millisecond,
+		FirstByteTimeout: p.stream.FirstByteTimeout, IdleTimeout: p.stream.IdleTimeout}
 	n.client, err = agent.NewClient(lc)
 	return err
 }
@@ -140,6 +138,8 @@ type intentParsed struct {
 	timeout       time.Duration
 	params        agent.Params
 	system, input el.Template
+	// stream holds the stream timeouts (firstByteTimeout, idleTimeout).
+	stream agent.LLMConfig
 }
 
 // parse checks the configuration, as Init and ruleagent validate both do.
@@ -154,6 +154,9 @@ func (c *IntentConfig) parse() (*intentParsed, error) {
 	}
 	if c.MaxRetries < 0 {
 		return nil, configerr.New("maxRetries", "must not be negative")
+	}
+	if err := streamTimeouts(&p.stream, c.FirstByteTimeout, c.IdleTimeout); err != nil {
+		return nil, err
 	}
 	if err := parseParams(c.Params, &p.params); err != nil {
 		return nil, err
