@@ -12,7 +12,6 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
-	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -22,6 +21,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.SetOutput(stderr)
 	input := fs.String("input", "", "the input: text, JSON ({\"message\":...} or {\"messages\":[...]}), or - to read stdin")
 	asJSON := fs.Bool("json", false, "print the AG-UI events as JSON lines instead of the terminal view")
+	showMeta := fs.Bool("show-meta", false, "after the run, print the result message's metadata (terminal view)")
 	chains := fs.String("chains", "", "folder of chains the run may call (default: the chain file's folder, or ./chains)")
 	threadID := fs.String("thread", "", "thread id of the run (the session of agents with a thread scope)")
 	userID := fs.String("user", "", "user id of the run (message metadata userId: the session of agents with a user scope)")
@@ -32,7 +32,7 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
 	sb := addSandboxFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--chains DIR] [--thread ID] [--user ID] [--session-store SPEC] [--global k=v] [--meta k=v]")
+		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--show-meta] [--chains DIR] [--thread ID] [--user ID] [--session-store SPEC] [--global k=v] [--meta k=v]")
 		fmt.Fprintln(stderr, "CHAIN is a chain id from --chains or a path to a .json file.")
 		fs.PrintDefaults()
 	}
@@ -49,6 +49,10 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if chain == "" {
 		return usagef("run needs a CHAIN")
 	}
+	// Logs are notes on stderr, one human line each, never inside the
+	// transcript's lines.
+	notes := &noteSink{w: stderr}
+	defer logNotes(notes)()
 	floor, err := sb.floor(nil)
 	if err != nil {
 		return err
@@ -92,14 +96,6 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fmt.Errorf("no chain %q in %s", id, dir)
 	}
 
-	var sink events.Sink
-	var render *terminal
-	if *asJSON {
-		sink = events.NewJSONLines(stdout)
-	} else {
-		render = newTerminal(stdout, isTerminal(stdout))
-		sink = render
-	}
 	md := map[string]string{}
 	for _, kv := range metaF {
 		k, v, _ := strings.Cut(kv, "=")
@@ -111,15 +107,8 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *userID != "" {
 		md["userId"] = *userID
 	}
-	res, runErr := store.Run(ctx, server.RunRequest{ChainID: id, Input: text, Metadata: md, ThreadID: md["threadId"], Source: "cli", Sink: sink})
-	final := res.Msg
-	if render != nil {
-		render.finish(final, runErr)
-	}
-	if runErr != nil {
-		return explain(runErr)
-	}
-	return nil
+	req := server.RunRequest{ChainID: id, Input: text, Metadata: md, ThreadID: md["threadId"], Source: "cli"}
+	return runAndShow(ctx, store, req, runView{asJSON: *asJSON, showMeta: *showMeta, notes: notes, stdout: stdout, stderr: stderr})
 }
 
 // explain adds what the user can do to common failures.
@@ -161,13 +150,4 @@ func readInput(in string, stdin io.Reader) (string, error) {
 		return "", usagef("stdin was empty")
 	}
 	return string(b), nil
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

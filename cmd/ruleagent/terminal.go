@@ -8,25 +8,36 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rulego/rulego/api/types"
-
 	"github.com/ruleagent/ruleagent/events"
 )
 
 // terminal renders a run's events for a person: the assistant's text as it
 // streams, each tool call with its arguments, then its result (shortened)
-// and duration, sub-agents indented under the call that started them, and
-// the usage at the end.
+// and duration, sub-agents indented under the call that started them (see
+// terminal_lines.go for how parallel ones share the screen), a chain's
+// result when it is not the streamed answer, and the usage at the end.
+// Retries and warnings are notes: one line each on stderr, between lines
+// of the transcript, never inside one. On a terminal, a status line says
+// what the run waits for while nothing else is printed.
 type terminal struct {
-	mu       sync.Mutex
-	w        io.Writer
-	color    bool
-	calls    map[string]*termCall
-	depth    map[string]int    // subagentRunId -> nesting depth
-	names    map[string]string // subagentRunId -> sub-agent name
-	midLine  bool
-	inThink  bool
+	mu    sync.Mutex
+	w     io.Writer // the transcript
+	errw  io.Writer // notes
+	color bool
+	calls map[string]*termCall
+
+	sources map[string]*source
+	queue   []*source
+	owner   *source // whose unfinished line is on screen
+	last    *source // who said the last line
+	notes   []string
+
+	// answer is the run's own last text message, to tell whether the
+	// chain's result is what was already shown.
+	answer   strings.Builder
 	finished events.Event
+
+	status *status // nil unless both outputs are a terminal
 }
 
 type termCall struct {
@@ -34,10 +45,16 @@ type termCall struct {
 	toolType string
 	args     strings.Builder
 	start    time.Time
+	ended    bool // its arguments are complete: it runs
+	done     bool // its result came
 }
 
-func newTerminal(w io.Writer, color bool) *terminal {
-	return &terminal{w: w, color: color, calls: map[string]*termCall{}, depth: map[string]int{}, names: map[string]string{}}
+// newTerminal renders to w, with notes on errw; color and the status line
+// are for a terminal.
+func newTerminal(w, errw io.Writer, color bool) *terminal {
+	t := &terminal{w: w, errw: errw, color: color, calls: map[string]*termCall{}, sources: map[string]*source{}}
+	t.sources[""] = &source{}
+	return t
 }
 
 const (
@@ -50,39 +67,48 @@ const (
 )
 
 func (t *terminal) paint(style, s string) string {
-	if !t.color {
+	if !t.color || style == "" {
 		return s
 	}
 	return style + s + reset
+}
+
+// out writes to the transcript, first erasing the status line.
+func (t *terminal) out(s string) {
+	t.status.clear()
+	io.WriteString(t.w, s)
 }
 
 // Emit implements events.Sink.
 func (t *terminal) Emit(e events.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ind := strings.Repeat("    ", t.depth[e.SubagentRunID])
+	s := t.src(e.SubagentRunID)
 	switch e.Type {
 	case events.TextMessageStart:
-		t.newline()
-		t.endThink()
-		fmt.Fprint(t.w, ind)
-		if name := t.names[e.SubagentRunID]; name != "" {
-			// Parallel sub-agents interleave: say whose text this is.
-			fmt.Fprint(t.w, t.paint(cyan, name+" ▸ "))
+		s.starting = true
+		if s.id == "" {
+			t.answer.Reset()
 		}
 	case events.TextMessageContent:
-		t.write(ind, e.Delta, "")
-	case events.TextMessageEnd:
-		t.newline()
-	case events.ReasoningMessageContent:
-		if !t.inThink {
-			t.newline()
-			fmt.Fprint(t.w, ind+t.paint(dim, "thinking: "))
-			t.inThink = true
+		if e.Delta == "" {
+			return
 		}
-		t.write(ind, e.Delta, dim)
-	case events.ReasoningMessageEnd:
-		t.endThink()
+		if s.id == "" {
+			t.answer.WriteString(e.Delta)
+		}
+		t.add(s, piece{kind: pieceText, s: e.Delta, start: s.starting})
+		s.starting = false
+	case events.ReasoningMessageStart:
+		s.starting = true
+	case events.ReasoningMessageContent:
+		if e.Delta == "" {
+			return
+		}
+		t.add(s, piece{kind: pieceThink, s: e.Delta, start: s.starting})
+		s.starting = false
+	case events.TextMessageEnd, events.ReasoningMessageEnd:
+		t.add(s, piece{kind: pieceEnd})
 	case events.ToolCallStart:
 		t.calls[e.ToolCallID] = &termCall{name: e.ToolCallName, toolType: e.Meta.ToolType, start: time.Now()}
 	case events.ToolCallArgs:
@@ -91,106 +117,93 @@ func (t *terminal) Emit(e events.Event) {
 		}
 	case events.ToolCallEnd:
 		if c := t.calls[e.ToolCallID]; c != nil {
-			t.newline()
-			fmt.Fprintf(t.w, "%s%s %s %s\n", ind, t.paint(cyan, "→"), t.paint(bold, c.name), shorten(compactJSON(c.args.String()), 300))
+			c.ended = true
+			t.line(s, fmt.Sprintf("%s %s %s", t.paint(cyan, "→"), t.paint(bold, c.name), shorten(compactJSON(c.args.String()), 300)))
 		}
 	case events.ToolCallResult:
-		c := t.calls[e.ToolCallID]
-		name, took := e.ToolCallID, ""
-		if c != nil {
-			name = c.name
-		}
-		switch {
-		case e.Meta.DurationMs > 0:
-			took = fmt.Sprintf(" (%s)", time.Duration(e.Meta.DurationMs)*time.Millisecond)
-		case c != nil:
-			took = " (<1ms)"
-		}
-		mark := t.paint(green, "✓")
-		if e.Meta.IsError {
-			mark = t.paint(red, "✗")
-		}
-		t.newline()
-		fmt.Fprintf(t.w, "%s%s %s%s: %s\n", ind, mark, name, t.paint(dim, took), shorten(oneLine(e.Content), 300))
+		t.toolResult(s, e)
 	case events.SubagentStarted:
-		parent := t.depth[e.ParentSubagentRunID]
-		t.depth[e.SubagentRunID] = parent + 1
-		t.names[e.SubagentRunID] = e.Name
-		t.newline()
-		fmt.Fprintf(t.w, "%s%s %s\n", strings.Repeat("    ", parent+1), t.paint(cyan, "↳ sub-agent"), t.paint(bold, e.Name))
+		s.name = e.Name
+		s.depth = t.src(e.ParentSubagentRunID).depth + 1
+		t.add(s, piece{kind: pieceHeader, s: t.paint(cyan, "↳ sub-agent") + " " + t.paint(bold, e.Name)})
+	case events.SubagentFinished:
+		t.add(s, piece{kind: pieceEnd})
 	case events.SubagentError:
-		t.newline()
-		fmt.Fprintf(t.w, "%s%s %s\n", ind, t.paint(red, "✗ sub-agent failed:"), e.Message)
+		t.line(s, t.paint(red, "✗ sub-agent failed:")+" "+e.Message)
 	case events.StepStarted:
+		if e.Meta.Step > 0 {
+			t.status.waitingFor("the model")
+		}
 		// The nodes of a rulechain tool, under its call. A sub-agent's
 		// node is shown by the sub-agent line instead.
 		if c := t.calls[e.Meta.ToolCallID]; e.Meta.NodeID != "" && (c == nil || c.toolType != "agent") {
-			t.newline()
-			fmt.Fprintf(t.w, "%s  %s\n", ind, t.paint(dim, "· "+e.StepName))
+			t.line(s, "  "+t.paint(dim, "· "+e.StepName))
 		}
 	case events.Custom:
-		if strings.HasPrefix(e.Name, "ruleagent.llm_") {
-			t.newline()
-			fmt.Fprintf(t.w, "%s%s %s\n", ind, t.paint(dim, "! "+strings.TrimPrefix(e.Name, "ruleagent.")), shorten(string(e.Value), 300))
+		if n := noteOf(e, s.name); n != "" {
+			t.note(n)
 		}
 	case events.RunFinished:
 		t.finished = e
 	}
 }
 
-func (t *terminal) write(ind, s, style string) {
-	if ind != "" {
-		s = strings.ReplaceAll(s, "\n", "\n"+ind)
+func (t *terminal) toolResult(s *source, e events.Event) {
+	c := t.calls[e.ToolCallID]
+	name, took := e.ToolCallID, ""
+	if c != nil {
+		name = c.name
+		c.done = true
 	}
-	fmt.Fprint(t.w, t.paint(style, s))
-	t.midLine = !strings.HasSuffix(s, "\n")
+	switch {
+	case e.Meta.DurationMs > 0:
+		took = fmt.Sprintf(" (%s)", time.Duration(e.Meta.DurationMs)*time.Millisecond)
+	case c != nil:
+		took = " (<1ms)"
+	}
+	mark := t.paint(green, "✓")
+	if e.Meta.IsError {
+		mark = t.paint(red, "✗")
+	}
+	t.line(s, fmt.Sprintf("%s %s%s: %s", mark, name, t.paint(dim, took), shorten(oneLine(e.Content), 300)))
 }
 
-func (t *terminal) newline() {
-	if t.midLine {
-		fmt.Fprintln(t.w)
-		t.midLine = false
+// note queues a line for stderr: it is printed as soon as no line of the
+// transcript is unfinished.
+func (t *terminal) note(n string) {
+	t.notes = append(t.notes, n)
+	if t.owner == nil {
+		t.printNotes()
 	}
 }
 
-func (t *terminal) endThink() {
-	if t.inThink {
-		t.newline()
-		t.inThink = false
-	}
-}
-
-// finish prints the usage line after the run.
-func (t *terminal) finish(msg types.RuleMsg, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.newline()
-	if err != nil {
+func (t *terminal) printNotes() {
+	if len(t.notes) == 0 {
 		return
 	}
-	md := types.NewMetadata()
-	if msg.Metadata != nil {
-		md = msg.Metadata
+	t.status.clear()
+	for _, n := range t.notes {
+		fmt.Fprintf(t.errw, "ruleagent: %s\n", n)
 	}
-	parts := []string{}
-	if m := md.GetValue("model"); m != "" {
-		parts = append(parts, "model "+m)
+	t.notes = t.notes[:0]
+}
+
+// Note prints a note (a log line, a warning) outside the transcript.
+func (t *terminal) Note(n string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.note(n)
+}
+
+// running names the tool calls in progress, for the status line.
+func (t *terminal) running() []string {
+	var names []string
+	for _, c := range t.calls {
+		if c.ended && !c.done {
+			names = append(names, c.name)
+		}
 	}
-	if s := md.GetValue("steps"); s != "" {
-		parts = append(parts, count(s, "step"))
-	}
-	if c := md.GetValue("toolCalls"); c != "" {
-		parts = append(parts, count(c, "tool call"))
-	}
-	if p := md.GetValue("promptTokens"); p != "" {
-		parts = append(parts, fmt.Sprintf("tokens %s in / %s out (%s total)", p, md.GetValue("completionTokens"), md.GetValue("totalTokens")))
-	}
-	if md.GetValue("truncated") == "true" {
-		parts = append(parts, "answer forced at maxStep")
-	}
-	if len(parts) > 0 {
-		fmt.Fprintln(t.w, t.paint(dim, "— "+strings.Join(parts, " · ")))
-	}
+	return names
 }
 
 func shorten(s string, n int) string {
