@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,8 +42,21 @@ func scriptedModel(t *testing.T) func(*testing.T) {
 			}
 			return llmtest.Reply("Nice to meet you, Ada.")
 		})},
-		llmtest.Rule{Match: llmtest.SystemContains("helpful, concise assistant"), Script: llmtest.Always(llmtest.Reply(
-			"A rule chain is a graph of processing nodes that a message flows through, each node deciding where it goes next."))},
+		llmtest.Rule{Match: llmtest.SystemContains("Look orders up when asked."), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("Order A-1001: " + res[0].Content)
+			}
+			return llmtest.Calls(llmtest.Call("get_order_status", `{"orderId":"A-1001"}`))
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains("helpful, concise assistant"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			switch q := r.LastUserText(); {
+			case q == "Hi!":
+				return llmtest.Response{Text: "Hello! How can I help you today?", ChunkSize: 5}
+			case strings.Contains(q, "long story"):
+				return llmtest.Response{Text: strings.Repeat("Once upon a time. ", 60), ChunkSize: 6, ChunkDelay: 100 * time.Millisecond}
+			}
+			return llmtest.Reply("A rule chain is a graph of processing nodes that a message flows through, each node deciding where it goes next.")
+		})},
 	))
 	return func(t *testing.T) {
 		t.Setenv("OPENAI_BASE_URL", srv.URL)

@@ -55,7 +55,6 @@ func TestREADMETranscripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	chains, _ := filepath.Glob(filepath.Join("..", "..", "chains", "*.json"))
 	model := readmeModel(t)
 	found := transcriptMarker.FindAllStringSubmatchIndex(readme, -1)
 	if len(found) < 8 {
@@ -68,16 +67,7 @@ func TestREADMETranscripts(t *testing.T) {
 		body := dedent(readme[m[6]:m[7]], indent)
 		played := body
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.Mkdir(filepath.Join(dir, "chains"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range chains {
-				src, _ := os.ReadFile(f)
-				if err := os.WriteFile(filepath.Join(dir, "chains", filepath.Base(f)), src, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir := copyChains(t)
 			t.Chdir(dir)
 			model(t)
 			setup := transcriptSetup[name]
