@@ -30,6 +30,27 @@ var transcriptSetup = map[string]struct {
 }{
 	// The banner names the LLM it was given; the tour sets OpenAI's.
 	"serve-banner": {env: map[string]string{"OPENAI_BASE_URL": "https://api.openai.com/v1"}},
+	// The mistakes the validate example finds.
+	"validate": {files: map[string]string{
+		"mychains/ops.json": `{
+  "ruleChain": {"id": "ops", "name": "Ops"},
+  "metadata": {
+    "nodes": [
+      {"id": "triage", "type": "ai/agent", "name": "Triage", "configuration": {
+        "url": "${global.llm_url}", "model": "${global.model}", "maxStep": "many"}},
+      {"id": "shell", "type": "ai/agent", "nmae": "Shell", "configuration": {
+        "url": "${global.llm_url}", "model": "${global.model}",
+        "tools": [{"type": "builtin", "name": "bash", "config": {"sandbox": "off"}}]}}
+    ],
+    "connections": [{"fromId": "triage", "toID": "shell", "type": "Success"}]
+  }
+}`,
+		"mychains/triage.json": `{
+  "ruleChian": {"id": "triage", "name": "Triage"},
+  "metadata": {"nodes": [{"id": "t", "type": "jsTransform", "name": "Tag",
+    "configuration": {"jsScript": "return {msg: msg, metadata: metadata, msgType: msgType};"}}]}
+}`,
+	}},
 	// The sessions example's chain, as the README describes it.
 	"sessions": {files: map[string]string{"chains/chat.json": `{
   "ruleChain": {"id": "chat", "name": "Chat", "root": true},
@@ -75,6 +96,9 @@ func TestREADMETranscripts(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			for path, content := range setup.files {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, filepath.FromSlash(path))), 0o755); err != nil {
+					t.Fatal(err)
+				}
 				if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(path)), []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
