@@ -11,9 +11,11 @@ import (
 // readmeModel is the LLM the README's transcripts run on: it sets the
 // process's LLM settings for each transcript (a func of the transcript's
 // test). Today a scripted model that answers the README's examples,
-// named gpt-4o-mini as the tour configures it; once the built-in demo
-// model is on main, the transcripts run on it, what a newcomer without a
-// key sees, by returning demoModel instead.
+// named gpt-4o-mini as the tour configures it. Once the built-in demo
+// model is on main, the transcripts should run on it, since that is what
+// a newcomer without a key sees: return a func that leaves OPENAI_* unset
+// (t.Setenv each to "" and os.Unsetenv it), then run the test with
+// -update.
 func readmeModel(t *testing.T) func(*testing.T) { return scriptedModel(t) }
 
 // scriptedModel answers the example chains as the README tells them.
