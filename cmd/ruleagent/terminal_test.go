@@ -124,3 +124,33 @@ func TestTerminalNotesWaitForTheLine(t *testing.T) {
 func runResultWithData(data string) server.RunResult {
 	return server.RunResult{Msg: types.NewMsg(0, "", types.TEXT, types.NewMetadata(), data), Relation: types.Success, Outcome: server.OutcomeSuccess}
 }
+
+// TestTerminalReasoningThenAnswer: reasoning is labelled once, on a line
+// of its own, and the answer starts on the next line; a sub-agent's
+// reasoning is named like its text.
+func TestTerminalReasoningThenAnswer(t *testing.T) {
+	var out, errb bytes.Buffer
+	term := newTerminal(&out, &errb, false)
+	for _, e := range []events.Event{
+		{Type: events.ReasoningMessageStart},
+		{Type: events.ReasoningMessageContent, Delta: "The user greets me;"},
+		{Type: events.ReasoningMessageContent, Delta: " I greet back."},
+		{Type: events.ReasoningMessageEnd},
+		{Type: events.TextMessageStart},
+		{Type: events.TextMessageContent, Delta: "Hello!"},
+		{Type: events.TextMessageEnd},
+		{Type: events.SubagentStarted, SubagentRunID: "r1", Name: "Helper"},
+		{Type: events.ReasoningMessageStart, SubagentRunID: "r1"},
+		{Type: events.ReasoningMessageContent, SubagentRunID: "r1", Delta: "Short."},
+		{Type: events.ReasoningMessageEnd, SubagentRunID: "r1"},
+		{Type: events.TextMessageStart, SubagentRunID: "r1"},
+		{Type: events.TextMessageContent, SubagentRunID: "r1", Delta: "Hi."},
+		{Type: events.TextMessageEnd, SubagentRunID: "r1"},
+	} {
+		term.Emit(e)
+	}
+	want := "thinking: The user greets me; I greet back.\nHello!\n    ↳ sub-agent Helper\n    Helper ▸ thinking: Short.\n    Helper ▸ Hi.\n"
+	if out.String() != want {
+		t.Fatalf("transcript:\n%q\nwant:\n%q", out.String(), want)
+	}
+}
