@@ -6,7 +6,7 @@ PEERS     := test/peers/node_modules/.package-lock.json
 # Two cores: keep package parallelism modest so timing-sensitive tests stay calm.
 TESTFLAGS ?= -p 2 -timeout 10m
 
-.PHONY: run build test test-go test-fleet bench bench-save bench-compare lint peers clean editor test-editor
+.PHONY: run build test test-go test-fleet test-tracing jaeger bench bench-save bench-compare lint peers clean editor test-editor
 
 ## run: build, then serve chains/ on http://127.0.0.1:8080
 run: editor build
@@ -27,6 +27,18 @@ test-go:
 FLEET_PKGS ?= ./state/... ./sessions/ ./internal/fleettest/
 test-fleet:
 	RULEAGENT_TEST_FLEET=1 $(GO) test -p 1 -count=1 -timeout 30m $(FLEET_PKGS)
+
+## test-tracing: export real runs' traces over OTLP to a real Jaeger and read them back (its own
+## target: building Jaeger takes minutes the first time; the binary is cached, see test/jaeger/build.sh)
+test-tracing: peers build jaeger
+	$(GO) vet -tags tracing ./test/tracing/
+	$(GO) run $(STATICCHECK) -tags tracing ./test/tracing/
+	JAEGER_BIN=$(CURDIR)/bin/jaeger RULEAGENT_BIN=$(CURDIR)/$(BIN) $(GO) test -tags tracing -count=1 -p 1 -timeout 10m ./test/tracing/
+
+## jaeger: build Jaeger all-in-one from the Go module pinned in test/jaeger (its own go.mod, so
+## Jaeger's dependencies stay out of ours) into a cache, linked to bin/jaeger
+jaeger:
+	@test/jaeger/build.sh >/dev/null
 
 ## editor: build the web editor into editor/dist/app (embedded by `go build`), when its sources changed
 EDITOR_SRC := $(shell find editor/src -type f 2>/dev/null) editor/index.html editor/vite.config.ts editor/tsconfig.json editor/package.json

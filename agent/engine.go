@@ -206,6 +206,8 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx)), sessionKey: sessionKey}
 	p.Model = r.llm().Model()
 	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
+	ctx, span := r.startSpan(ctx)
+	defer func() { r.endSpan(span, err) }()
 
 	defer func() {
 		if v := recover(); v != nil {

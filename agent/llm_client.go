@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/ruleagent/ruleagent/internal/wait"
+	"github.com/ruleagent/ruleagent/telemetry"
 )
 
 // Client talks to OpenAI-compatible chat-completions endpoints, with retries
@@ -138,6 +139,13 @@ type Retry struct {
 // only while nothing of the answer has reached d: a retry after that would
 // show the user duplicated text, so the error is returned instead.
 func (c *Client) Complete(ctx context.Context, req *Request, stream bool, d Deltas, onRetry func(Retry)) (*Turn, error) {
+	if telemetry.Enabled() {
+		return c.completeTraced(ctx, req, stream, d, onRetry)
+	}
+	return c.complete(ctx, req, stream, d, onRetry)
+}
+
+func (c *Client) complete(ctx context.Context, req *Request, stream bool, d Deltas, onRetry func(Retry)) (*Turn, error) {
 	var lastErr error
 	order := c.order()
 	for n, ep := range order {

@@ -9,6 +9,7 @@ import (
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -83,7 +84,7 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 	// The run's context derives from ctx: the calling run's tool-policy
 	// restrictions (policy.WithRestrictions, set by the tool wrapper)
 	// travel in it to every agent node of the chain.
-	run := StartChain(withoutRunContext(ctx), e, msg, o)
+	run := StartChain(telemetry.NodesUnder(withoutRunContext(ctx)), e, msg, o)
 	if run.Wait(ctx) != nil {
 		// Stopped: cancelled, waited for, and silenced.
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/rulego/rulego/api/types"
+
+	"github.com/ruleagent/ruleagent/telemetry"
 )
 
 // RuleGo hands a node its message's context combined with the engine's
@@ -44,7 +46,8 @@ func nodeContext(rc types.RuleContext) context.Context {
 		return context.Background()
 	}
 	if h, _ := ctx.Value(runContextKey{}).(*runContext); h != nil {
-		return h.ctx
+		// The node's step span (NodeSpans) stays the parent of its work.
+		return telemetry.WithSpanOf(h.ctx, ctx)
 	}
 	return ctx
 }

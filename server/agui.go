@@ -113,7 +113,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	if warning != "" {
 		sink = &warnFirst{out: sink, warning: warning}
 	}
-	_, err := a.s.Run(r.Context(), RunRequest{ChainID: id, Input: `{"messages":` + string(in.Messages) + `}`, Metadata: md,
+	_, err := a.s.Run(forwardedTrace(r.Context(), in.ForwardedProps), RunRequest{ChainID: id, Input: `{"messages":` + string(in.Messages) + `}`, Metadata: md,
 		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true, Owner: p.User, NewThread: newThread})
 	if err != nil && !errors.As(err, new(*RunFailure)) {
 		// The run never started (a run id taken in between): say so in

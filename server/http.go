@@ -72,7 +72,7 @@ func Handler(o Options) http.Handler {
 	for pattern, h := range o.routes() {
 		mux.Handle(pattern, h)
 	}
-	return o.logRequests(o.cors(o.auth(o.identify(o.limitBody(mux)))))
+	return o.logRequests(o.cors(o.auth(o.identify(o.limitBody(traceContext(mux))))))
 }
 
 // auth enforces the bearer token, when one is set: a request with it is
@@ -124,7 +124,7 @@ func (o Options) cors(next http.Handler) http.Handler {
 			h.Set("Access-Control-Expose-Headers", "X-Run-Id, X-Thread-Id, Mcp-Session-Id")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, traceparent, tracestate")
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)
 				return

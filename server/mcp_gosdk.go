@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
@@ -35,6 +36,11 @@ func (h gosdkHost) setTool(def toolDef, run func(context.Context, toolCall) tool
 		tool.Annotations.OpenWorldHint = def.OpenWorld
 	}
 	h.srv.AddTools(mcpserver.ServerTool{Tool: tool, Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.Meta != nil {
+			// W3C trace context in _meta (2026-07-28): the run joins the
+			// caller's trace; it wins over the HTTP headers.
+			ctx = telemetry.FromMeta(ctx, req.Params.Meta.AdditionalFields)
+		}
 		return render(ctx, run(ctx, h.toolCall(ctx, req)))
 	}})
 }

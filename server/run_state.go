@@ -14,6 +14,7 @@ import (
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -40,6 +41,8 @@ type runState struct {
 	// theirs, so cancellation, ends and silencing are the same.
 	run     *components.ChainRun
 	started time.Time
+	// span is the run's invoke_agent span (zero with tracing off).
+	span telemetry.Run
 
 	// done is closed when the chain has ended and res, err are final.
 	done chan struct{}
@@ -82,6 +85,7 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 	}
 	st.reg, st.fr.out = reg, reg
 	metrics.ActiveRuns.Inc()
+	rctx, st.span = startSpan(rctx, e, req)
 	rctx = agent.WithLedger(rctx, st.ledger)
 	if req.Caller != nil {
 		rctx = agent.WithCaller(rctx, req.Caller)
@@ -258,6 +262,7 @@ func (st *runState) finish(run *components.ChainRun) {
 		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(run, ends)}
 	}
 	st.s.runs.End(st.reg)
+	endSpan(st.span, res)
 	// Counted and logged before the client hears the end: a client that
 	// has its answer then finds the run in /metrics.
 	req, took := st.req, time.Since(st.started)

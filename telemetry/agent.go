@@ -71,7 +71,7 @@ func StartAgent(ctx context.Context, info AgentInfo) (context.Context, Agent) {
 	if info.ParentRunID != "" {
 		attrs = append(attrs, AttrParentRunID.String(info.ParentRunID))
 	}
-	ctx, sp := t.Start(ctx, "invoke_agent "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	ctx, sp := t.Start(ctx, spanName("invoke_agent", name), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, Agent{span: sp, owned: true}
 }
 

@@ -58,7 +58,7 @@ func StartChat(ctx context.Context, info ChatInfo) (context.Context, Chat) {
 	if sc := scopeFrom(ctx); sc != nil && sc.conversation != "" {
 		attrs = append(attrs, semconv.GenAIConversationID(sc.conversation))
 	}
-	ctx, sp := t.Start(ctx, "chat "+info.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, sp := t.Start(ctx, spanName("chat", info.Model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return ctx, Chat{span: sp, ctx: ctx}
 }
 

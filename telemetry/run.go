@@ -94,7 +94,7 @@ func StartRun(ctx context.Context, info RunInfo) (context.Context, Run) {
 	if info.Source != "" {
 		attrs = append(attrs, AttrRunSource.String(info.Source))
 	}
-	ctx, sp := t.Start(ctx, "invoke_agent "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	ctx, sp := t.Start(ctx, spanName("invoke_agent", name), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	m := &runMark{span: sp}
 	ctx = context.WithValue(ctx, runKey{}, m)
 	return withNodeParent(ctx, sp.SpanContext()), Run{m: m}

@@ -102,3 +102,12 @@ func scrub(ctx context.Context, s string) string {
 	}
 	return s
 }
+
+// spanName is "{operation} {target}", or the operation alone when the
+// target is not known.
+func spanName(op, target string) string {
+	if target == "" {
+		return op
+	}
+	return op + " " + target
+}

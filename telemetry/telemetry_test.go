@@ -327,3 +327,32 @@ func TestWithSpanOf(t *testing.T) {
 type secrets struct{}
 
 func (secrets) Scrub(s string) string { return strings.ReplaceAll(s, "sk-secret", "[REDACTED]") }
+
+// BenchmarkOff is every check a 4-turn, 3-tool run with two node steps
+// makes with tracing off: the run, its agent, four LLM calls, three tool
+// calls, two node steps, and the trace context of its request.
+func BenchmarkOff(b *testing.B) {
+	telemetry.Install(nil, telemetry.Options{})
+	ctx := context.Background()
+	h := http.Header{"Traceparent": {callerTraceparent}}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := telemetry.FromHeaders(ctx, h)
+		c, run := telemetry.StartRun(c, telemetry.RunInfo{ChainID: "c", RunID: "r"})
+		for range 2 {
+			_, node := telemetry.StartNode(c, telemetry.NodeInfo{NodeID: "n"})
+			node.End("Success", nil, nil)
+		}
+		c, agent := telemetry.StartAgent(c, telemetry.AgentInfo{Name: "a"})
+		for range 4 {
+			_, chat := telemetry.StartChat(c, telemetry.ChatInfo{Model: "m"})
+			chat.End(telemetry.ChatEnd{})
+		}
+		for range 3 {
+			_, tool := telemetry.StartTool(c, telemetry.ToolInfo{Name: "t"})
+			tool.End(telemetry.ToolEnd{})
+		}
+		agent.End(telemetry.Usage{}, "success", "", "")
+		run.End(telemetry.RunEnd{})
+	}
+}

@@ -52,7 +52,7 @@ func StartTool(ctx context.Context, info ToolInfo) (context.Context, Tool) {
 	if info.Target != "" {
 		attrs = append(attrs, AttrToolTarget.String(info.Target))
 	}
-	ctx, sp := t.Start(ctx, "execute_tool "+info.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	ctx, sp := t.Start(ctx, spanName("execute_tool", info.Name), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, Tool{span: sp}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
+	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools/limits"
 	"github.com/ruleagent/ruleagent/tools/policy"
 )
@@ -64,6 +65,7 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		meta.ToolType, meta.TargetID = e.Type, e.TargetID
 	}
 	args := normaliseArgs(c.Args)
+	ctx, span := telemetry.StartTool(ctx, telemetry.ToolInfo{Name: c.Name, CallID: c.ID, Kind: meta.ToolType, Target: meta.TargetID})
 	p := r.Point
 	p.Tool = c.Name
 	var ac *aspects.ToolCall
@@ -152,6 +154,7 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	meta.IsError = out.IsError
 	meta.ErrorKind = out.Kind
 	r.Sink.Emit(events.Event{Type: events.ToolCallResult, MessageID: r.nextID(), ToolCallID: c.ID, Content: out.Content, Meta: meta})
+	endSpan(span, r, args, &out, meta.Truncated)
 	if r.Audit != nil {
 		if appr == nil {
 			appr = new(audit.Decision)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"os"
 )
 
@@ -25,6 +26,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var globalsF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	sb := addSandboxFlags(fs)
+	var otelF otelFlags
+	otelF.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: ruleagent mcp --stdio [--chains DIR] [--read-only] [--sandbox M] [--allow-sandbox-off] [--global k=v]")
 		fs.PrintDefaults()
@@ -49,6 +52,11 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return usagef("--sandbox: %v", err)
 	}
 	defer keepStdoutForProtocol(stdout, stderr)()
+	stopTracing, err := otelF.start(ctx, slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 
 	store := openStore(*chains, globalsF, floor, stderr, "agent calls", *readOnly)
 	defer store.Close()

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,8 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
 	sb := addSandboxFlags(fs)
+	var otelF otelFlags
+	otelF.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--show-meta] [--chains DIR] [--thread ID] [--user ID] [--session-store SPEC] [--global k=v] [--meta k=v]")
 		fmt.Fprintln(stderr, "CHAIN is a chain id from --chains or a path to a .json file.")
@@ -64,6 +67,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	stopTracing, err := otelF.start(ctx, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 
 	dir, file := *chains, ""
 	if strings.HasSuffix(chain, ".json") {

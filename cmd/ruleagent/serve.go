@@ -46,6 +46,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
 	fs.Var(&epBind, "endpoint-bind", "hosts listening endpoints may bind besides loopback (comma-separated or repeated; * for any)")
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
+	var otelF otelFlags
+	otelF.register(fs)
 	fs.Var(&corsF, "cors-origin", "allow browser pages from this origin to call the API (repeatable; * for any); CORS is off without it")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -72,6 +74,12 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err := chainsFolder(*chains); err != nil {
 		return err
 	}
+	// Deferred first, so it runs last: every run's spans have ended.
+	stopTracing, err := otelF.start(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if err := os.MkdirAll(*data, 0o755); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}

@@ -17,12 +17,19 @@
 //   structured       structuredContent that is an array, and a resource link
 //   grow             adds the tool "late" and announces tools/list_changed
 //   late             (after grow) "I was added later"
+//   trace            the W3C trace context the call came with, as JSON:
+//                    {"meta": _meta.traceparent, "header": the HTTP
+//                    request's traceparent header (http only)}
 import http from "node:http";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { McpServer, createMcpHandler, fromJsonSchema, inputRequired, acceptedContent } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 
 const noArgs = fromJsonSchema({ type: "object", properties: {} });
 const text = (t) => ({ content: [{ type: "text", text: t }] });
+
+// The HTTP request a tool call came in, for the trace tool.
+const httpRequest = new AsyncLocalStorage();
 
 let grown = false;
 let announce = () => {};
@@ -58,6 +65,10 @@ function factory() {
     content: [{ type: "resource_link", uri: "file:///data/report.csv", name: "report.csv", title: "The report", mimeType: "text/csv", size: 2048 }],
     structuredContent: [1, "two", { three: 3 }],
   }));
+  server.registerTool("trace", { description: "Tells the trace context the call came with", inputSchema: noArgs }, async (_args, ctx) => text(JSON.stringify({
+    meta: ctx.mcpReq._meta?.traceparent ?? "",
+    header: httpRequest.getStore()?.headers?.traceparent ?? "",
+  })));
   server.registerTool("grow", { description: "Adds the tool late", inputSchema: noArgs }, async () => {
     grown = true;
     announce();
@@ -103,7 +114,7 @@ if (mode === "stdio") {
   const handler = createMcpHandler(factory);
   announce = () => handler.notify.toolsChanged();
   http.createServer((req, res) => {
-    serve(handler, req, res).catch((err) => {
+    httpRequest.run(req, () => serve(handler, req, res)).catch((err) => {
       if (!res.headersSent) res.writeHead(500);
       res.end(String(err));
     });

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -76,9 +77,29 @@ func (t *agentTool) Call(ctx context.Context, raw json.RawMessage) (tools.Result
 	desc, _ := t.p.o.Invoker.Describe(t.spec.TargetID)
 	sink := &events.Nested{Parent: runSink(ci), RunID: runID, Name: t.name, Description: desc.Description,
 		ParentToolCallID: toolCallID(ci)}
-	return t.p.invoke(ctx, raw, t.spec.TargetID, t.binds, true, func(data string) tools.ChainRequest {
-		return tools.ChainRequest{Data: data, Metadata: childMetadata(ci, runID), Sink: sink, Steps: runSink(ci), ToolCallID: toolCallID(ci)}
+	md := childMetadata(ci, runID)
+	// The sub-agent's run span is the child of this call's execute_tool
+	// span; its chain's nodes and its agent's LLM calls nest in it.
+	ctx, span := telemetry.StartRun(ctx, telemetry.RunInfo{Agent: t.name, ChainID: t.spec.TargetID, RunID: runID,
+		ParentRunID: md["parentRunId"], Source: "subagent"})
+	res, err := t.p.invoke(ctx, raw, t.spec.TargetID, t.binds, true, func(data string) tools.ChainRequest {
+		return tools.ChainRequest{Data: data, Metadata: md, Sink: sink, Steps: runSink(ci), ToolCallID: toolCallID(ci)}
 	})
+	if span.Active() {
+		span.End(subagentEnd(res, err))
+	}
+	return res, err
+}
+
+// subagentEnd is how a sub-agent's run ended, for its span.
+func subagentEnd(res tools.Result, err error) telemetry.RunEnd {
+	switch {
+	case err != nil:
+		return telemetry.RunEnd{Outcome: "error", ErrorType: tools.KindName(err), Message: err.Error()}
+	case res.IsError:
+		return telemetry.RunEnd{Outcome: "error", ErrorType: "_OTHER", Message: res.Text}
+	}
+	return telemetry.RunEnd{Outcome: "success"}
 }
 
 // FunctionName makes s a valid function name for the model: letters,

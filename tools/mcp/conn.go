@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ruleagent/ruleagent/internal/wait"
+	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -240,7 +241,9 @@ func (c *conn) callOn(ctx context.Context, s *session, remote string, args json.
 	req.Params.Name = remote
 	req.Params.Arguments = args
 	token, progress := c.progress.start(ctx, c.name, remote)
-	req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	// The call's trace context travels in _meta (2026-07-28), and over
+	// HTTP in the traceparent header too (telemetry.Headers).
+	req.Params.Meta = &mcp.Meta{ProgressToken: token, AdditionalFields: telemetry.InjectMeta(ctx, nil)}
 	done := c.calls.add(ctx)
 	res, err := s.client.CallTool(ctx, req)
 	done()

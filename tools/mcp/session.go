@@ -15,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/ruleagent/ruleagent/telemetry"
 )
 
 // The client speaks the newest protocol revision both sides support. It
@@ -149,6 +151,7 @@ func (d *dialer) dial(ctx, life context.Context) (*session, error) {
 func (d *dialer) dialStreamable(ctx, life context.Context, legacy, known bool) (*session, error) {
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPHeaders(d.t.headers),
+		transport.WithHTTPHeaderFunc(telemetry.Headers),
 		transport.WithHTTPBasicClient(d.http),
 		transport.WithHTTPLogger(d.log),
 	}
@@ -184,6 +187,7 @@ func (d *dialer) options(legacy bool) []client.ClientOption {
 func (d *dialer) dialSSE(ctx, life context.Context) (*session, error) {
 	tr, err := transport.NewSSE(d.t.url,
 		transport.WithHeaders(d.t.headers),
+		transport.WithHeaderFunc(telemetry.Headers),
 		transport.WithHTTPClient(d.http),
 		transport.WithEndpointTimeout(d.t.connectTimeout),
 		transport.WithSSELogger(d.log))
