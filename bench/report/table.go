@@ -73,6 +73,7 @@ type row struct {
 	scale     float64
 	shown     string
 	bare      string // benchmark name of the baseline ("" = same)
+	minus     string // a benchmark (same unit) whose median is taken off: the figure is what name adds
 	bareUnit  string
 	target    string
 	met       func(float64) bool
@@ -119,6 +120,13 @@ func rows() []row {
 		{what: "tool wrapper per call (validation, metrics aspect, events, scrubber)", name: "InvokeFull/metrics", unit: "ns/op", scale: 1e-3, shown: "µs", target: "≤ 3 µs", met: le(3), decimals: 2},
 		{what: "  allocations", name: "InvokeFull/metrics", unit: "allocs/op", shown: "allocs", target: "≤ 15", met: le(15)},
 		{what: "  with a logging aspect (slog text records)", name: "InvokeFull/metrics+logging", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 2},
+		{what: "tracing off: every check of a 4-turn, 3-tool run with two node steps", name: "Off", unit: "ns/op", shown: "ns", target: "not measurable"},
+		{what: "  allocations", name: "Off", unit: "allocs/op", shown: "allocs", target: "0", met: le(0)},
+		{what: "tracing on: added per LLM call (chat span, first chunk, usage)", name: "ChatSpan/on", minus: "ChatSpan/off", unit: "ns/op", scale: 1e-3, shown: "µs", target: "< 50 µs", met: lt(50), decimals: 2},
+		{what: "tracing on: added per tool call (execute_tool span)", name: "ToolSpan/on", minus: "ToolSpan/off", unit: "ns/op", scale: 1e-3, shown: "µs", target: "< 50 µs", met: lt(50), decimals: 2},
+		{what: "  with content captured (arguments, result, scrubbed)", name: "ToolSpan/on+content", minus: "ToolSpan/off", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 2},
+		{what: "4-turn 3-tool run (replayed model), tracing off", name: "TracedRun/off", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
+		{what: "  tracing on (8 spans)", name: "TracedRun/on", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
 		{what: "engine per LLM turn (in-process replayed model)", name: "EngineTurn", unit: "ns/turn", scale: 1e-3, shown: "µs", decimals: 1},
 		{what: "  allocations per 4-turn run", name: "EngineTurn", unit: "allocs/op", shown: "allocs"},
 		{what: "CPU per 4-turn 3-tool run (scripted LLM in a child)", name: "Run4Turns3Tools", unit: "cpu-us/op", scale: 1e-3, shown: "ms", bare: "BareClient4Turns", bareUnit: "cpu-us/op", decimals: 2},
@@ -159,6 +167,12 @@ func printTable(w io.Writer, m machine, r results) {
 			continue
 		}
 		s, ok := r.stat(rw.name, rw.unit)
+		if ok && rw.minus != "" {
+			var m stat
+			if m, ok = r.stat(rw.minus, rw.unit); ok {
+				s = stat{med: s.med - m.med, lo: s.lo - m.hi, hi: s.hi - m.lo, n: s.n}
+			}
+		}
 		if !ok {
 			tw.add(rw.what, "not measured", "", "", "")
 			continue
