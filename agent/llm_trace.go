@@ -104,9 +104,7 @@ func llmErrorType(err error) string {
 // hostPort splits an endpoint URL (or a host[:port]) into its host and
 // port.
 func hostPort(raw string) (string, int) {
-	host := providerOf(raw)
 	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		host = u.Host
 		if p := u.Port(); p != "" {
 			n, _ := strconv.Atoi(p)
 			return u.Hostname(), n
@@ -119,6 +117,7 @@ func hostPort(raw string) (string, int) {
 		}
 		return u.Hostname(), 0
 	}
+	host := providerOf(raw)
 	if h, p, err := net.SplitHostPort(host); err == nil {
 		n, _ := strconv.Atoi(p)
 		return h, n

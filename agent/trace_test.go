@@ -207,3 +207,23 @@ func TestTraceOfAFailedRun(t *testing.T) {
 func pointFor(chain string) aspects.Point {
 	return aspects.Point{ChainID: chain, NodeID: "n1", NodeName: chain + "-node"}
 }
+
+func TestGenAIProviderAndAddress(t *testing.T) {
+	for raw, want := range map[string]struct {
+		host, provider string
+		port           int
+	}{
+		"https://api.openai.com/v1":                               {"api.openai.com", "openai", 443},
+		"https://my-res.openai.azure.com/openai/deployments/x":    {"my-res.openai.azure.com", "azure.ai.openai", 443},
+		"https://api.deepseek.com":                                {"api.deepseek.com", "deepseek", 443},
+		"https://generativelanguage.googleapis.com/v1beta/openai": {"generativelanguage.googleapis.com", "gcp.gemini", 443},
+		"http://127.0.0.1:11434/v1":                               {"127.0.0.1", "127.0.0.1", 11434},
+		"http://localhost/v1":                                     {"localhost", "localhost", 80},
+		"openrouter.ai:443":                                       {"openrouter.ai", "openrouter.ai", 443},
+	} {
+		host, port := hostPort(raw)
+		if host != want.host || port != want.port || genAIProvider(host) != want.provider {
+			t.Errorf("%s: %s:%d %s, want %+v", raw, host, port, genAIProvider(host), want)
+		}
+	}
+}
