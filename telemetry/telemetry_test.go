@@ -132,6 +132,10 @@ func TestTraceContextToServers(t *testing.T) {
 	if h["tracestate"] != "k=v" || meta["tracestate"] != "k=v" {
 		t.Fatalf("tracestate not passed on: %v %v", h, meta)
 	}
+	// Only trace context goes out: no baggage.
+	if len(h) != 2 || len(meta) != 3 {
+		t.Fatalf("more than trace context passed on: %v %v", h, meta)
+	}
 }
 
 func TestRunClaimedByFirstAgent(t *testing.T) {
