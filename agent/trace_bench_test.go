@@ -90,4 +90,3 @@ func BenchmarkTracedRun(b *testing.B) {
 		})
 	}
 }
-
