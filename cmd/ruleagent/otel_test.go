@@ -15,7 +15,7 @@ import (
 func TestTracingSettingsRefused(t *testing.T) {
 	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
 	for _, args := range [][]string{
-		{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()},
+		{"serve", "--addr", "127.0.0.1:0", "--chains", "../../chains", "--data", t.TempDir()},
 		{"run", "assistant", "--input", "hi", "--chains", "../../chains"},
 		{"mcp", "--stdio"},
 	} {
@@ -27,7 +27,7 @@ func TestTracingSettingsRefused(t *testing.T) {
 	t.Setenv("OTEL_TRACES_EXPORTER", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"serve", "--otel", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, nil, &out, &errb); code != exitUsage ||
+	if code := run(context.Background(), []string{"serve", "--otel", "--addr", "127.0.0.1:0", "--chains", "../../chains", "--data", t.TempDir()}, nil, &out, &errb); code != exitUsage ||
 		!strings.Contains(errb.String(), "OTEL_EXPORTER_OTLP_PROTOCOL") {
 		t.Errorf("--otel with http/json: exit %d: %s", code, errb.String())
 	}
