@@ -13,6 +13,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/tidwall/gjson"
+
+	"github.com/ruleagent/ruleagent/demo"
 )
 
 // Requests go over plain net/http, not through openai-go: the SDK clones
@@ -50,6 +52,11 @@ func newWire(e Endpoint, headers map[string]string, hc *http.Client) (wire, erro
 	}
 	sh := h.Clone()
 	sh.Set("Accept", "text/event-stream")
+	if demo.IsURL(e.URL) {
+		// The built-in demo model answers in process: its host never
+		// resolves, and no request for it leaves the process.
+		hc = demo.HTTPClient()
+	}
 	return wire{url: u.String(), header: h, streamHeader: sh, hc: hc}, nil
 }
 
