@@ -10,6 +10,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/configerr"
+	"github.com/ruleagent/ruleagent/demo"
 )
 
 // fillGlobals fills ${global.x} in LLM settings a chain left at their
@@ -24,11 +25,14 @@ func fillGlobals(rc types.Config, fields ...*string) {
 }
 
 // llmMissing names the LLM settings that are unset (or still a template
-// no global filled): runs fail saying to set them, loading does not.
+// no global filled): runs fail saying to set them, loading does not. The
+// demo model's name at any other server counts as unset: it is what the
+// command line fills ${global.model} with when no LLM is configured, so a
+// chain naming its own server there left the model to a global.
 func llmMissing(url, model string) []string {
 	var missing []string
 	for _, f := range []struct{ name, v string }{{"url", strings.TrimSpace(url)}, {"model", strings.TrimSpace(model)}} {
-		if f.v == "" || strings.Contains(f.v, "${") {
+		if f.v == "" || strings.Contains(f.v, "${") || f.name == "model" && f.v == demo.Model && !demo.IsURL(url) {
 			missing = append(missing, f.name)
 		}
 	}

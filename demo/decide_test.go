@@ -80,10 +80,10 @@ func TestDecideExplainsWhenNoToolFits(t *testing.T) {
 	tests := []struct {
 		name, body, want string
 	}{
-		{"no tools", `{"messages":[{"role":"system","content":"You are a helpful assistant."},` + user("What is a rule chain?") + `]}`, "“What is a rule chain?”, for an agent instructed “You are a helpful assistant.”"},
+		{"no tools", `{"messages":[{"role":"system","content":"You are a helpful assistant."},` + user("What is a rule chain?") + `]}`, "A scripted reply to “What is a rule chain?”, in the role “You are a helpful assistant.”"},
 		{"no tool shares a word", `{"messages":[` + user("Hello there") + `],"tools":[` + orderTool + `]}`, "None of this agent's tools (get_order_status: Look up"},
 		{"a required argument is missing", `{"messages":[` + user("Where is my order?") + `],"tools":[` + orderTool + `]}`, "get_order_status fits your message but needs orderId"},
-		{"tool_choice none", `{"messages":[` + user("Where is my order A-1001?") + `],"tools":[` + orderTool + `],"tool_choice":"none"}`, "scripted reply to “Where is my order A-1001?”"},
+		{"tool_choice none", `{"messages":[` + user("Where is my order A-1001?") + `],"tools":[` + orderTool + `],"tool_choice":"none"}`, "A scripted reply to “Where is my order A-1001?”"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,8 +8,7 @@ import (
 )
 
 // configureHint ends the answers that explain the demo.
-const configureHint = "For real answers, set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL " +
-	"(or --global llm_url=... --global model=...) and restart: README.md, “LLM settings”, has one-liners for OpenAI, Ollama and vLLM."
+const configureHint = "For real answers, set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (README.md, “LLM settings”)."
 
 // summary reports tool results as they are: the demo cannot put them in
 // its own words.
@@ -86,11 +85,11 @@ func explain(r *Request, text string) Answer {
 	}
 	var b strings.Builder
 	var why string
-	fmt.Fprintf(&b, "%s This is a scripted reply to %s", Marker, asked)
+	fmt.Fprintf(&b, "%s A scripted reply to %s", Marker, asked)
 	if sys := strings.TrimSpace(r.system()); sys != "" {
-		fmt.Fprintf(&b, ", for an agent instructed “%s”", clip(sys, 80))
+		fmt.Fprintf(&b, ", in the role “%s”", clip(sys, 60))
 	}
-	b.WriteString(". ruleagent runs its built-in demo model because no LLM is configured: it streams text, calls the tools an agent offers when a message names them, hands work to sub-agents and stops for approvals, but it writes no real answers.")
+	b.WriteString(". The built-in demo model runs because no LLM is configured: it streams text, calls the tools an agent offers when a message names them, delegates to sub-agents and asks for approvals, but writes no real answers.")
 	switch cs := weigh(r.Tools, text); {
 	case len(r.Tools) == 0 || !r.toolsAllowed():
 		why = "No tools are offered, so I explain what the demo model does."

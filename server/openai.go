@@ -180,7 +180,7 @@ func (a openaiAPI) models(w http.ResponseWriter, _ *http.Request) {
 	data := []map[string]any{}
 	for _, c := range a.s.List() {
 		if c.IsAgent && !c.Disabled {
-			data = append(data, modelObject(c.ID))
+			data = append(data, modelObject(c.ID, a.s.onDemoModel(c.ID)))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
@@ -193,11 +193,17 @@ func (a openaiAPI) model(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, http.StatusNotFound, "The model `"+id+"` does not exist", "invalid_request_error", "model_not_found")
 		return
 	}
-	writeJSON(w, http.StatusOK, modelObject(id))
+	writeJSON(w, http.StatusOK, modelObject(id, a.s.onDemoModel(id)))
 }
 
-func modelObject(id string) map[string]any {
-	return map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "ruleagent"}
+// modelObject describes a chain as a model; owned_by says when its agents
+// answer from the built-in demo model.
+func modelObject(id string, onDemo bool) map[string]any {
+	owner := "ruleagent"
+	if onDemo {
+		owner = ownedByDemo
+	}
+	return map[string]any{"id": id, "object": "model", "created": 0, "owned_by": owner}
 }
 
 // writeOpenAIError answers with OpenAI's error JSON, which the OpenAI SDKs

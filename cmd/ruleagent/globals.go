@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/demo"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -62,11 +63,18 @@ func globals(environ []string, flags []string) map[string]string {
 	return g
 }
 
-func processGlobals(flags []string) map[string]string { return globals(os.Environ(), flags) }
+// processGlobals resolves the globals of this process; with no LLM
+// configured, the LLM globals name the built-in demo model.
+func processGlobals(flags []string) map[string]string {
+	g := globals(os.Environ(), flags)
+	useDemoModel(g)
+	return g
+}
 
 // openStore loads the chains folder for the long-running commands (serve,
-// mcp): chains that fail to load are reported and left out, and a missing
-// LLM is reported once, saying what will fail until one is set.
+// mcp): chains that fail to load are reported and left out, and the LLM
+// is reported once: the demo model standing in for a missing one, and the
+// chains whose runs will fail until one is set.
 func openStore(chains string, globalFlags []string, floor components.SandboxFloor, stderr io.Writer, whatFails string, readOnly bool) *server.Store {
 	g := processGlobals(globalFlags)
 	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
@@ -75,6 +83,9 @@ func openStore(chains string, globalFlags []string, floor components.SandboxFloo
 	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly})
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
+	}
+	if demo.IsURL(g["llm_url"]) {
+		fmt.Fprintf(stderr, "ruleagent: %s\n", demoNotice)
 	}
 	if without := store.WithoutLLM(); len(without) > 0 {
 		fmt.Fprintf(stderr, "ruleagent: no LLM configured for %s: %s will fail until OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (or --global llm_url=..., model=...) are set\n", strings.Join(without, ", "), whatFails)

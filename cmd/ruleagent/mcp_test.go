@@ -130,3 +130,51 @@ func TestKeepStdoutForProtocol(t *testing.T) {
 		t.Fatalf("stdout %q, stderr %q", onStdout, onStderr)
 	}
 }
+
+// With no LLM, the agents served over stdio answer from the demo model,
+// and stderr (never stdout) says so.
+func TestMCPStdioOnTheDemoModel(t *testing.T) {
+	noLLM(t)
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	stderr := &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- run(context.Background(), []string{"mcp", "--stdio", "--chains", repoChain("")}, serverIn, serverOut, stderr)
+		serverOut.Close()
+	}()
+	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader(""))))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "assistant"
+	req.Params.Arguments = map[string]any{"message": "What is a rule chain?"}
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError || len(res.Content) == 0 {
+		t.Fatalf("call: %+v %v", res, err)
+	}
+	if text := res.Content[0].(mcp.TextContent).Text; !strings.HasPrefix(text, "[demo model] ") {
+		t.Fatalf("answer %q", text)
+	}
+	clientOut.Close()
+	select {
+	case got := <-code:
+		if got != exitOK {
+			t.Fatalf("exit %d, stderr:\n%s", got, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not end when stdin closed")
+	}
+	if !strings.Contains(stderr.String(), "built-in demo model") {
+		t.Fatalf("stderr does not name the demo model:\n%s", stderr.String())
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/demo"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -87,7 +88,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fmt.Errorf("--session-store: %w", err)
 	}
 	defer sess.Close()
-	cfg := server.WithGovernance(server.NewConfig(processGlobals(globalsF)), server.Governance{Sandbox: floor})
+	g := processGlobals(globalsF)
+	if demo.IsURL(g["llm_url"]) {
+		fmt.Fprintf(stderr, "ruleagent: %s\n", demoNotice)
+	}
+	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
 	components.RegisterSessions(&cfg, sess)
 	store, loadErrs := server.OpenStore(dir, cfg)
 	defer store.Close()

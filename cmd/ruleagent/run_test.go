@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,17 +76,23 @@ func TestRunRefusedConnection(t *testing.T) {
 	}
 }
 
+// With no LLM, run uses the built-in demo model and says so on stderr:
+// the support agent calls its business chain and reports its result.
 func TestRunNoLLMConfigured(t *testing.T) {
-	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
+	noLLM(t)
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"run", repoChain("assistant.json"), "--input", "hi"}, nil, &out, &errb)
-	for _, want := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"} {
-		if code == 0 || !strings.Contains(errb.String(), want) {
-			t.Fatalf("exit %d, stderr does not name %s: %s", code, want, errb.String())
+	code := run(context.Background(), []string{"run", repoChain("support-agent.json"), "--meta", "userId=alice", "--input", "Where is my order A-1001?"}, nil, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"[demo model] Calling get_order_status", `→ get_order_status {"orderId":"A-1001"}`, "✓ get_order_status",
+		"[demo model] get_order_status answered: carrier DHL, eta 2026-11-25, found true, orderId A-1001, status shipped.", "model ruleagent-demo", "2 steps"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	if !strings.Contains(errb.String(), "built-in demo model") || !strings.Contains(errb.String(), "OPENAI_BASE_URL") {
+		t.Fatalf("stderr: %s", errb.String())
 	}
 }
 
@@ -109,5 +114,25 @@ func TestGlobals(t *testing.T) {
 	g := globals([]string{"OPENAI_BASE_URL=http://a", "OPENAI_MODEL=m", "RULEAGENT_GLOBAL_MODEL=m2", "RULEAGENT_GLOBAL_ROOT_DIR=/x"}, []string{"model=m3"})
 	if g["llm_url"] != "http://a" || g["model"] != "m3" || g["root_dir"] != "/x" {
 		t.Fatalf("%v", g)
+	}
+}
+
+func TestUseDemoModel(t *testing.T) {
+	tests := []struct {
+		in       map[string]string
+		demo     bool
+		url, mod string
+	}{
+		{map[string]string{}, true, "http://demo.ruleagent.invalid/v1", "ruleagent-demo"},
+		{map[string]string{"api_key": "sk-x", "llm_url": " "}, true, "http://demo.ruleagent.invalid/v1", "ruleagent-demo"},
+		{map[string]string{"llm_url": "http://127.0.0.1:11434/v1"}, false, "http://127.0.0.1:11434/v1", ""},
+		{map[string]string{"model": "gpt-4o-mini"}, false, "", "gpt-4o-mini"},
+		{map[string]string{"llm_url": "http://demo.ruleagent.invalid/v1", "model": "x"}, true, "http://demo.ruleagent.invalid/v1", "x"},
+	}
+	for _, tt := range tests {
+		g := tt.in
+		if got := useDemoModel(g); got != tt.demo || g["llm_url"] != tt.url || g["model"] != tt.mod {
+			t.Errorf("%v: demo %v, globals %v", tt.in, got, g)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/demo"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/sessions"
@@ -120,7 +121,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, MaxBodyBytes: *maxBody,
-		Health:           func() map[string]any { return map[string]any{"sandbox": sandbox.Describe()} },
+		// demoModel tells the editor (and anyone) that agents answer from
+		// the built-in demo model.
+		Health: func() map[string]any {
+			return map[string]any{"sandbox": sandbox.Describe(), "demoModel": demo.IsURL(g["llm_url"])}
+		},
 		HideToolActivity: *hideActivity, Logger: logger, Identity: verifier}
 	if ks, ok := sess.(sessions.KeyStore); ok {
 		opts.Keys = ks
@@ -208,15 +213,21 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 	fmt.Fprintf(w, "  editor: http://%s/   API: http://%s/api/v1/chains   OpenAI: http://%s/v1   MCP: http://%s/mcp\n", addr, addr, addr, addr)
 }
 
-// llmLine tells the truth about the LLM: the global one, or that the
-// chains set their own, or which chains' runs will fail until one is set.
+// llmLine tells the truth about the LLM: which chains' runs will fail
+// until one is set, and the global one (the built-in demo model when none
+// is configured), or that the chains set their own.
 func llmLine(w io.Writer, g map[string]string, agents int, without []string) {
 	global := g["llm_url"] != "" && g["model"] != ""
-	switch {
-	case len(without) > 0:
+	if len(without) > 0 {
 		fmt.Fprintf(w, "  LLM: not configured for %s (%s): their runs will fail until you set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL\n",
 			count(strconv.Itoa(len(without)), "chain"), strings.Join(without, ", "))
 		fmt.Fprintln(w, "       (or --global llm_url=... --global api_key=... --global model=...); everything else works")
+	}
+	switch {
+	case demo.IsURL(g["llm_url"]):
+		fmt.Fprintln(w, "  LLM: the built-in demo model (scripted answers marked "+demo.Marker+", no network): set OPENAI_BASE_URL, OPENAI_API_KEY")
+		fmt.Fprintln(w, "       and OPENAI_MODEL (or --global llm_url=... --global model=...) for a real one; see README.md, \"LLM settings\"")
+	case len(without) > 0:
 	case global:
 		fmt.Fprintf(w, "  LLM: %s, model %s\n", g["llm_url"], g["model"])
 	case agents > 0:

@@ -135,16 +135,15 @@ func TestServeBannerLogsAndGracefulShutdown(t *testing.T) {
 	}
 }
 
-// With no LLM the server starts, says what to set, and every route but a
-// run works.
+// With no LLM the server starts on the built-in demo model, says so and
+// how to set a real one, and every route works; a run's answer is the demo
+// model's, marked as such.
 func TestServeWithoutLLM(t *testing.T) {
-	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"} {
-		t.Setenv(k, "")
-	}
+	noLLM(t)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	addr, out, _, _ := serve(t, ctx, "--chains", repoChain(""))
-	if !strings.Contains(out.String(), "LLM: not configured") || !strings.Contains(out.String(), "OPENAI_BASE_URL") {
+	if !strings.Contains(out.String(), "LLM: the built-in demo model") || !strings.Contains(out.String(), "OPENAI_BASE_URL") {
 		t.Fatalf("banner: %s", out)
 	}
 	resp, err := http.Get("http://" + addr + "/healthz")
@@ -157,6 +156,9 @@ func TestServeWithoutLLM(t *testing.T) {
 	if sb, ok := health["sandbox"].(map[string]any); !ok || sb["defaultMode"] == nil {
 		t.Fatalf("healthz does not say whether commands are confined: %v", health)
 	}
+	if health["demoModel"] != true {
+		t.Fatalf("healthz does not say the demo model answers: %v", health)
+	}
 	for _, p := range []string{"/api/v1/chains", "/api/v1/components", "/api/v1/chains/assistant", "/v1/models", "/"} {
 		resp, err := http.Get("http://" + addr + p)
 		if err != nil || resp.StatusCode != 200 {
@@ -168,11 +170,50 @@ func TestServeWithoutLLM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var ans struct {
+		Outcome  string            `json:"outcome"`
+		Data     string            `json:"data"`
+		Metadata map[string]string `json:"metadata"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&ans)
+	resp.Body.Close()
+	if ans.Outcome != "success" || !strings.HasPrefix(ans.Data, "[demo model] ") || ans.Metadata["model"] != "ruleagent-demo" {
+		t.Fatalf("run on the demo model: %+v", ans)
+	}
+}
+
+// A URL without a model is a configuration, not an absence: the demo model
+// does not stand in, and a run says what is missing.
+func TestServeHalfConfiguredLLM(t *testing.T) {
+	noLLM(t)
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr, out, _, _ := serve(t, ctx, "--chains", repoChain(""))
+	if !strings.Contains(out.String(), "LLM: not configured") {
+		t.Fatalf("banner: %s", out)
+	}
+	resp, err := http.Post("http://"+addr+"/api/v1/chains/assistant/run", "application/json", strings.NewReader(`{"input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ans map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&ans)
 	resp.Body.Close()
-	if ans["errorCode"] != "no_llm" || !strings.Contains(fmt.Sprint(ans["error"]), "OPENAI_BASE_URL") {
-		t.Fatalf("run without an LLM: %v", ans)
+	if ans["errorCode"] != "no_llm" || !strings.Contains(fmt.Sprint(ans["error"]), "missing model") {
+		t.Fatalf("run without a model: %v", ans)
+	}
+}
+
+// noLLM clears every variable that configures the LLM globals.
+func noLLM(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "OPENAI_") || strings.HasPrefix(k, "RULEAGENT_GLOBAL_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
 	}
 }
 
