@@ -186,3 +186,11 @@ func TestDecideCallsAToolNamedByItsName(t *testing.T) {
 		t.Fatalf("calls %+v", a.ToolCalls)
 	}
 }
+
+func TestResultLineShowsListsByTheirIDs(t *testing.T) {
+	got := resultLine(toolResult{Name: "chains__list_rule_chains", Content: `{"chains":[{"id":"assistant","name":"Assistant"},{"id":"orchestrator"}],"ruleChain":{"id":"x","name":"X"},"n":[1,2],` +
+		`"metadata":{"nodes":[{"id":"agent"}],"firstNodeIndex":0,"deep":{"a":{"b":1}}}}`})
+	if want := `chains__list_rule_chains answered: chains (2) assistant, orchestrator, metadata {deep {"a":{"b":1}}, firstNodeIndex 0, nodes (1) agent}, n [1,2], ruleChain x.`; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+}

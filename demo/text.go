@@ -45,20 +45,7 @@ func resultLine(r toolResult) string {
 		slices.Sort(keys)
 		pairs := make([]string, 0, len(keys))
 		for _, k := range keys {
-			v := obj[k]
-			var s string
-			switch v := v.(type) {
-			case string:
-				s = v
-			case nil:
-				s = "null"
-			case float64, bool:
-				s = fmt.Sprint(v)
-			default:
-				raw, _ := json.Marshal(v)
-				s = string(raw)
-			}
-			pairs = append(pairs, k+" "+s)
+			pairs = append(pairs, k+" "+brief(obj[k], 0))
 		}
 		return fmt.Sprintf("%s answered: %s.", r.Name, clip(strings.Join(pairs, ", "), 240))
 	}
@@ -66,6 +53,60 @@ func resultLine(r toolResult) string {
 	// enough.
 	content = strings.TrimSpace(strings.TrimPrefix(content, Marker))
 	return fmt.Sprintf("%s answered: “%s”", r.Name, clip(content, 240))
+}
+
+// brief shows a JSON value short: a list of objects by their ids (or
+// names), an object by its id or name (else its fields, one level deep),
+// other values as JSON.
+func brief(v any, depth int) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return "null"
+	case float64, bool:
+		return fmt.Sprint(v)
+	case map[string]any:
+		if l := label(v); l != "" {
+			return l
+		}
+		if depth == 0 {
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for i, k := range keys {
+				keys[i] = k + " " + brief(v[k], 1)
+			}
+			return "{" + strings.Join(keys, ", ") + "}"
+		}
+	case []any:
+		labels := make([]string, 0, len(v))
+		for _, item := range v {
+			m, ok := item.(map[string]any)
+			if !ok || label(m) == "" {
+				labels = nil
+				break
+			}
+			labels = append(labels, label(m))
+		}
+		if len(labels) > 0 {
+			return fmt.Sprintf("(%d) %s", len(v), strings.Join(labels, ", "))
+		}
+	}
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+// label names an object by its id, else its name.
+func label(m map[string]any) string {
+	for _, k := range []string{"id", "name"} {
+		if s, ok := m[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func resultsReasoning(results []toolResult) string {

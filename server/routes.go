@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ruleagent/ruleagent/editor"
+	"github.com/ruleagent/ruleagent/examples"
 	"github.com/ruleagent/ruleagent/metrics"
 )
 
@@ -15,6 +16,7 @@ func (o Options) routes() map[string]http.Handler {
 		"GET /healthz":           http.HandlerFunc(o.health),
 		"GET /metrics":           metrics.Handler(),
 		"GET /api/v1/components": http.HandlerFunc(serveComponents),
+		"GET /examples/":         examples.Handler(),
 	}
 	s := o.Store
 	if s == nil {

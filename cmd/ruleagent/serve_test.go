@@ -85,7 +85,7 @@ func TestServeBannerLogsAndGracefulShutdown(t *testing.T) {
 	defer stop()
 	addr, out, logs, exit := serve(t, ctx, "--chains", repoChain(""), "--log-format", "json", "--grace", "300ms")
 	banner := out.String()
-	for _, want := range []string{"ruleagent serving", "http://" + addr, "chains: 6 loaded (5 agents)", "LLM: " + srv.URL + ", model test-model", "editor: http://" + addr + "/"} {
+	for _, want := range []string{"ruleagent serving", "http://" + addr, "chains: 10 loaded (8 agents)", "LLM: " + srv.URL + ", model test-model", "editor: http://" + addr + "/"} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("banner lacks %q:\n%s", want, banner)
 		}
