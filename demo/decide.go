@@ -135,8 +135,11 @@ func weigh(tools []Tool, text string) []*candidate {
 				c.missing = append(c.missing, k)
 			}
 		}
+		// A tool that requires nothing but takes a text (a sub-agent's
+		// message, a search's query) gets the message there: a call
+		// without it would say nothing.
 		for _, k := range s.names() {
-			if _, done := c.args[k]; done || !isTextLike(k) || !s.Properties[k].is("string") {
+			if len(s.Required) > 0 || !isTextLike(k) || !s.Properties[k].is("string") {
 				continue
 			}
 			c.args[k] = strings.TrimSpace(text)

@@ -11,6 +11,7 @@ import { Canvas, type Selection } from './Canvas';
 import { EdgePanel } from './EdgePanel';
 import { useLiveTrace } from './useLiveTrace';
 import { Toolbar } from './Toolbar';
+import { DemoNotice } from './DemoNotice';
 import { ChainList } from './ChainList';
 import { ChainPanel } from './ChainPanel';
 import { chainActions, type Status } from './chainActions';
@@ -216,6 +217,7 @@ function Editor() {
     <div className="app">
       <header className="topbar">
         <h1>ruleagent</h1>
+        <DemoNotice />
         {doc && (
           <span className="doc-title">
             {chainOf(doc).name || id} <code>{id}</code>
