@@ -2,6 +2,7 @@ package components
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -31,5 +32,17 @@ func TestDemoModelNameAtAnotherServerIsMissing(t *testing.T) {
 	end := oneTerminal(t, r, types.Failure)
 	if end.msg.Metadata.GetValue("errorCode") != CodeNoLLM || !strings.Contains(end.err.Error(), "missing model") {
 		t.Fatalf("errorCode %q: %v", end.msg.Metadata.GetValue("errorCode"), end.err)
+	}
+}
+
+// An agent that asks for JSON answers gets JSON from the demo model, which
+// names itself inside it.
+func TestAgentOnTheDemoModelAnswersJSON(t *testing.T) {
+	id, dsl := agentChain(t, demo.URL, map[string]any{"model": demo.Model, "params": map[string]any{"responseFormat": "json_object"}})
+	r := send(t, context.Background(), newEngine(t, id, dsl), "hi", nil, false)
+	end := oneTerminal(t, r, types.Success)
+	var v map[string]any
+	if err := json.Unmarshal([]byte(end.msg.GetData()), &v); err != nil || v["model"] != demo.Model || v["demo"] != true {
+		t.Fatalf("%q: %v", end.msg.GetData(), err)
 	}
 }
