@@ -89,17 +89,28 @@ try {
     assert.match(await page.getByTestId('usage').textContent(), /tokens: [1-9]\d* in/);
   });
 
-  await check('support-agent: the business chain is called as a tool, its nodes show as steps', async () => {
+  await check('support-agent: the business chain is called as a tool; its binding wants the user', async () => {
     await runChain('support-agent', 'Where is my order A-1001?');
     const card = lastTurn().locator('[data-tool-call="get_order_status"]');
     await card.waitFor();
     await answer().filter({ hasText: 'the demo model only reports what the tools said' }).waitFor();
     assert.match(await card.textContent(), /A-1001/);
-    // The editor's Run panel sends no userId: the binding refuses the call,
-    // and the model never chose the customer.
+    // A chat sends no userId: the binding refuses the call, and the model
+    // never chose the customer.
     assert.match(await card.textContent(), /metadata\.userId/);
     assert.match(await answer().textContent(), /^\[demo model\] get_order_status failed/);
+    // As a message with the user in its metadata, the order is found.
+    await page.getByRole('radio', { name: 'Message (JSON)' }).click();
+    const panel = page.getByTestId('message-run');
+    await panel.getByLabel('Send the data as').selectOption('text');
+    await panel.getByLabel('Message data').fill('Where is my order A-1001?');
+    await panel.getByLabel('Metadata (JSON object)').fill('{"userId": "alice"}');
+    await panel.getByRole('button', { name: 'Run', exact: true }).click();
+    const result = panel.locator('.run-result').last();
+    await result.getByTestId('result-data').filter({ hasText: 'get_order_status answered' }).waitFor();
+    assert.match(await result.getByTestId('result-data').textContent(), /\[demo model\] get_order_status answered: carrier DHL, eta 2026-11-25, found true, orderId A-1001, status shipped\./);
     await page.locator('[data-testid="node-agent"].visited').waitFor();
+    await page.getByRole('radio', { name: 'Chat (AG-UI)' }).click();
   });
 
   await check('orchestrator: two sub-agents run in parallel, nested in their cards', async () => {
@@ -124,10 +135,7 @@ try {
   });
 
   await check('support-desk: the intent routes a refund to an agent whose call a person approves', async () => {
-    // A first message that fits no intent takes the fixed answer. (It also
-    // keeps this check clear of an editor bug: the first run of a chain's
-    // Run panel goes out on another thread id than the one the panel then
-    // keeps, so an approval in that very first run cannot be answered.)
+    // A message that fits no intent takes the fixed answer (Other).
     await runChain('support-desk', 'Tell me a joke');
     await page.locator('[data-testid="node-other"].visited').waitFor();
     await page.getByTestId('run-panel').getByRole('button', { name: 'Send', exact: true }).waitFor();
