@@ -235,3 +235,27 @@ func wantResult(t *testing.T, name string, r aguiResult, prefix string) {
 		t.Errorf("%s: the answer %v does not start with %q", name, last, prefix)
 	}
 }
+
+// The OpenAI route serves the examples on the demo model too: the answer
+// names the model and is marked, with the agent's tool activity.
+func TestGalleryOverOpenAI(t *testing.T) {
+	e := galleryEnv(t)
+	code, body, _ := e.do("POST", "/v1/chat/completions", map[string]any{"model": "support-agent", "user": "alice",
+		"messages": []any{map[string]any{"role": "user", "content": "Where is my order A-1001?"}}})
+	var res struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if code != 200 || json.Unmarshal(body, &res) != nil || len(res.Choices) != 1 {
+		t.Fatalf("%d %s", code, body)
+	}
+	content := res.Choices[0].Message.Content
+	for _, want := range []string{`> → get_order_status {"orderId":"A-1001"}`, "[demo model] get_order_status answered: carrier DHL"} {
+		if !strings.Contains(content, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, content)
+		}
+	}
+}
