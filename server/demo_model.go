@@ -14,9 +14,21 @@ import (
 // the built-in demo model, in GET /v1/models.
 const ownedByDemo = "ruleagent-demo"
 
-// onDemoModel reports whether a deployed chain has an agent that answers
-// from the built-in demo model: its url (by default ${global.llm_url}),
-// with the globals filled, is the demo model's.
+// OnDemoModel lists the deployed chains that have an agent (or intent)
+// node answering from the built-in demo model.
+func (s *Store) OnDemoModel() []string {
+	var out []string
+	for _, id := range s.pool.IDs() {
+		if s.onDemoModel(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// onDemoModel reports whether a deployed chain has an agent (or intent)
+// node that answers from the built-in demo model: its url (by default
+// ${global.llm_url}), with the globals filled, is the demo model's.
 func (s *Store) onDemoModel(id string) bool {
 	dsl, ok := s.DSL(id)
 	if !ok {
@@ -37,7 +49,7 @@ func (s *Store) onDemoModel(id string) bool {
 	}
 	var env map[string]any
 	for _, n := range d.Metadata.Nodes {
-		if n.Type != components.AgentType {
+		if n.Type != components.AgentType && n.Type != components.IntentType {
 			continue
 		}
 		url := "${global.llm_url}"

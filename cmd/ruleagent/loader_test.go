@@ -177,6 +177,9 @@ func TestServeBannerReadsTheChainsLLM(t *testing.T) {
 	}
 	stop()
 
+	// A URL without a model is half a configuration: the demo model does
+	// not stand in, and the chain that needs the model is named.
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
 	dir = writeChains(t, map[string]string{"own.json": own, "bare.json": agentFile("bare", "")})
 	ctx, stop = context.WithCancel(context.Background())
 	defer stop()

@@ -200,7 +200,7 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 		fmt.Fprintf(w, ", %d failed to load (see the log above)", failed)
 	}
 	fmt.Fprintln(w)
-	llmLine(w, g, agents, store.WithoutLLM())
+	llmLine(w, g, agents, store.WithoutLLM(), store.OnDemoModel())
 	if token {
 		fmt.Fprintln(w, "  auth: bearer token required")
 	}
@@ -214,22 +214,25 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 }
 
 // llmLine tells the truth about the LLM: which chains' runs will fail
-// until one is set, and the global one (the built-in demo model when none
-// is configured), or that the chains set their own.
-func llmLine(w io.Writer, g map[string]string, agents int, without []string) {
+// until one is set; then the built-in demo model when chains answer from
+// it, the global LLM, or that the chains set their own.
+func llmLine(w io.Writer, g map[string]string, agents int, without, onDemo []string) {
 	global := g["llm_url"] != "" && g["model"] != ""
+	demoGlobal := demo.IsURL(g["llm_url"])
 	if len(without) > 0 {
 		fmt.Fprintf(w, "  LLM: not configured for %s (%s): their runs will fail until you set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL\n",
 			count(strconv.Itoa(len(without)), "chain"), strings.Join(without, ", "))
 		fmt.Fprintln(w, "       (or --global llm_url=... --global api_key=... --global model=...); everything else works")
 	}
 	switch {
-	case demo.IsURL(g["llm_url"]):
+	case len(onDemo) > 0 || demoGlobal && agents == 0:
 		fmt.Fprintln(w, "  LLM: the built-in demo model (scripted answers marked "+demo.Marker+", no network): set OPENAI_BASE_URL, OPENAI_API_KEY")
 		fmt.Fprintln(w, "       and OPENAI_MODEL (or --global llm_url=... --global model=...) for a real one; see README.md, \"LLM settings\"")
 	case len(without) > 0:
-	case global:
+	case global && !demoGlobal:
 		fmt.Fprintf(w, "  LLM: %s, model %s\n", g["llm_url"], g["model"])
+	case agents > 0 && demoGlobal:
+		fmt.Fprintln(w, "  LLM: set by each agent chain (its url and model); new chains get the built-in demo model, or set OPENAI_BASE_URL and OPENAI_MODEL")
 	case agents > 0:
 		fmt.Fprintln(w, "  LLM: set by each agent chain (its url and model); new chains need their own, or OPENAI_BASE_URL and OPENAI_MODEL")
 	default:
