@@ -30,6 +30,10 @@ var transcriptSetup = map[string]struct {
 }{
 	// The banner names the LLM it was given; the tour sets OpenAI's.
 	"serve-banner": {env: map[string]string{"OPENAI_BASE_URL": "https://api.openai.com/v1"}},
+	// The gallery runs on the demo model: no LLM configured.
+	"gallery-support-agent": {env: noLLMEnv},
+	"gallery-chain-guide":   {env: noLLMEnv},
+	"gallery-support-desk":  {env: noLLMEnv},
 	// The mistakes the validate example finds.
 	"validate": {files: map[string]string{
 		"mychains/ops.json": `{
@@ -59,6 +63,9 @@ var transcriptSetup = map[string]struct {
       "systemPrompt": "You are a friendly chat partner.", "session": {"scope": "thread"}}}]}
 }`}},
 }
+
+// noLLMEnv leaves the LLM unset, so that the demo model answers.
+var noLLMEnv = map[string]string{"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "", "OPENAI_MODEL": ""}
 
 // TestREADMETranscripts plays every transcript of the README (see
 // readme_match_test.go): each command runs as written, in a folder holding
