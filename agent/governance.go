@@ -105,9 +105,15 @@ func (r *run) admitted(ctx context.Context, fn func(context.Context) (*aspects.R
 	return fn(ctx)
 }
 
-// checkBudget is asked before every LLM turn: a run, or its session, that
-// has spent its tokens ends here, with the limit named.
+// checkBudget is asked before every LLM turn: a run, or its session, or
+// its user or chain today, that has spent its budget ends here, with the
+// limit named.
 func (r *run) checkBudget(ctx context.Context) error {
+	// The budgets over time (a user's or a chain's day) first: the
+	// ledger's Recorder decides.
+	if err := r.ledger.Admit(ctx); err != nil {
+		return err
+	}
 	l := &r.agent.cfg.Limits
 	if l.TokensPerRun <= 0 && l.TokensPerSession <= 0 {
 		return nil

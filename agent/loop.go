@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -205,6 +206,7 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 		creq.ParallelToolCalls = &p
 	}
 	em := &emitter{r: r, messageID: r.in.RunID + "-msg-" + strconv.Itoa(step), ctx: ctx, toolMeta: r.toolMeta}
+	start := time.Now()
 	t, err := r.llm().Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
@@ -256,9 +258,9 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	if model == "" {
 		model = r.point.Model
 	}
-	r.ledger.Add(t.Provider, model, t.Usage)
+	cost, currency := r.recordLLM(t, model, step, start)
 	r.stream.Emit(events.Event{Type: events.StepFinished, StepName: stepName, Meta: events.Meta{Step: step, Model: t.Model,
-		InputTokens: t.Usage.PromptTokens, OutputTokens: t.Usage.CompletionTokens}})
+		InputTokens: t.Usage.PromptTokens, OutputTokens: t.Usage.CompletionTokens, Cost: cost, Currency: currency}})
 	return &turnResult{Turn: t, messageID: em.messageID, streamed: em.calls, withdrawn: withdrawn}, nil
 }
 

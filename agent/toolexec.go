@@ -30,6 +30,7 @@ func (r *run) callTools(ctx context.Context, t *turnResult) []tools.Outcome {
 		}()
 		out[i] = cfg.Tools.Invoke(ctx, r.tools, tools.Call{ID: tc.ID, Name: tc.Name, Args: json.RawMessage(tc.Arguments),
 			ParentMessageID: t.messageID, Announced: slices.Contains(t.streamed, tc.ID), Withdrawn: slices.Contains(t.withdrawn, tc.Name)})
+		r.recordTool(tc.ID, tc.Name, &out[i])
 	}
 	if !cfg.ParallelToolCalls || len(t.ToolCalls) == 1 {
 		for i := range t.ToolCalls {

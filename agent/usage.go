@@ -18,8 +18,10 @@ import (
 // It is safe for concurrent use (parallel tool calls run sub-agents at once).
 type Ledger struct {
 	parent *Ledger
-	mu     sync.Mutex
-	byKey  []usageEntry
+	// rec, on a root ledger, receives every call (see Recorder).
+	rec   Recorder
+	mu    sync.Mutex
+	byKey []usageEntry
 }
 
 type usageEntry struct {
@@ -44,8 +46,13 @@ func LedgerFrom(ctx context.Context) *Ledger {
 	return l
 }
 
-// Add records u for provider and model here and in every parent.
+// Add records u for provider and model here and in every parent, and
+// reports the call to the root's Recorder (see AddCall).
 func (l *Ledger) Add(provider, model string, u aspects.Usage) {
+	l.AddCall(LLMCall{Provider: provider, Model: model, Usage: u})
+}
+
+func (l *Ledger) add(provider, model string, u aspects.Usage) {
 	for ; l != nil; l = l.parent {
 		l.mu.Lock()
 		i := slices.IndexFunc(l.byKey, func(e usageEntry) bool { return e.provider == provider && e.model == model })

@@ -124,6 +124,8 @@ func (m *Meta) appendJSON(b []byte) []byte {
 	b = metaInt(b, n, "status", int64(m.Status))
 	b = metaInt(b, n, "inputTokens", m.InputTokens)
 	b = metaInt(b, n, "outputTokens", m.OutputTokens)
+	b = metaStr(b, n, "cost", m.Cost)
+	b = metaStr(b, n, "currency", m.Currency)
 	b = metaBool(b, n, "isError", m.IsError)
 	b = metaBool(b, n, "truncated", m.Truncated)
 	b = metaBool(b, n, "argsRewritten", m.ArgsRewritten)

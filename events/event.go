@@ -197,6 +197,11 @@ type Meta struct {
 	// of a turn), so that a client can show tokens while the run goes on.
 	InputTokens  int64
 	OutputTokens int64
+	// Cost is what an LLM turn (STEP_FINISHED) or a run (RUN_FINISHED,
+	// RUN_ERROR) cost, a decimal number in Currency, when a price table
+	// prices its model (see package ledger).
+	Cost     string
+	Currency string
 }
 
 // IsZero reports whether no Meta field is set.
