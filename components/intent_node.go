@@ -248,6 +248,12 @@ func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		text = lastUserText(msg.GetData())
 	}
 	goctx := nodeContext(ctx)
+	// A classification is an LLM call of the run: the run's daily
+	// budgets are checked before it, as before an agent's turn.
+	if err := agent.LedgerFrom(goctx).Admit(goctx); err != nil {
+		failWith(ctx, msg, agent.CodeLimit, err)
+		return
+	}
 	if n.timeout > 0 {
 		var cancel context.CancelFunc
 		goctx, cancel = context.WithTimeout(goctx, n.timeout)

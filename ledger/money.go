@@ -36,8 +36,11 @@ func ParseAmount(s string) (Nanos, error) {
 	var w, f int64
 	var err error
 	if whole != "" {
-		if w, err = strconv.ParseInt(whole, 10, 64); err != nil || w > 9_000_000_000 {
-			return 0, fmt.Errorf("%q is not a decimal amount (or too large)", s)
+		if w, err = strconv.ParseInt(whole, 10, 64); err != nil {
+			return 0, fmt.Errorf("%q is not a decimal amount", s)
+		}
+		if w > 9_000_000_000 {
+			return 0, fmt.Errorf("%q is too large", s)
 		}
 	}
 	if frac != "" {

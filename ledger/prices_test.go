@@ -124,6 +124,8 @@ func TestParsePricesRefusesMistakes(t *testing.T) {
 		{`{"price": []}`, "price: unknown field"},
 		{`{"currency": "USD"}`, "models: missing"},
 		{`{"models": [{"model": "a", "input": -1, "output": 1}]}`, "not negative"},
+		{"models:\n  - {model: a, input: 1, output: 1}\n  - {model: b, input: 1, output: 1}\n  - model: c\n    input: 1\n    output: 1,5\n",
+			`models[2].output: "1,5" is not a decimal amount`},
 	} {
 		_, err := ParsePrices([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

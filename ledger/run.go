@@ -39,16 +39,22 @@ func (l *Ledger) Run(info RunInfo) *Run {
 
 // Segment says the run is now reported to its client as runID (a resumed
 // run's new id, or its own): the calls that follow are recorded under it,
-// and SegmentCost starts again from zero.
+// and SegmentCost starts again from zero. A nil Run does nothing.
 func (r *Run) Segment(runID string) {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	r.runID, r.seg, r.segPriced = runID, 0, false
 	r.mu.Unlock()
 }
 
 // SegmentCost is what the calls since the last Segment cost, and the
-// currency; empty when none of them had a price.
+// currency; empty when none of them had a price (or r is nil).
 func (r *Run) SegmentCost() (cost, currency string) {
+	if r == nil {
+		return "", ""
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.segPriced {

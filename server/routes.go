@@ -45,6 +45,7 @@ func (o Options) routes() map[string]http.Handler {
 	add("GET /v1/models", oai.models)
 	add("GET /v1/models/{model}", oai.model)
 	sessionsAPI{s: s}.register(add)
+	add("GET /api/v1/usage", usageAPI{s: s}.get)
 	if o.Keys != nil {
 		keysAPI{keys: o.Keys}.register(add)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/telemetry"
@@ -56,6 +57,9 @@ type runState struct {
 	raised  []*interrupt   // interrupts not yet told to a client
 	open    map[string]*interrupt
 	dropped int
+
+	// usage records the run in the store's usage ledger (nil: none).
+	usage *ledger.Run
 }
 
 // segment is one client's share of a run.
@@ -76,6 +80,7 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 	st := &runState{s: s, req: req, fr: &frame{}, ledger: agent.NewLedger(nil), started: time.Now(),
 		done: make(chan struct{}), open: map[string]*interrupt{}}
 	st.res = RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
+	st.ledger, st.usage = s.usageLedger(req)
 	// The run outlives the request that started it only by pausing:
 	// segment() cancels it when a client goes away mid-segment.
 	reg, rctx, err := s.runs.Start(context.WithoutCancel(ctx), runs.Info{RunID: req.RunID, ThreadID: req.ThreadID,
@@ -175,6 +180,7 @@ func (st *runState) attach(sink events.Sink, threadID, runID string, deliver fun
 		sink = events.Discard
 	}
 	seg := &segment{ended: make(chan []events.Interrupt, 1), base: st.ledger.Entries()}
+	st.usage.Segment(runID)
 	chainID, regID := st.req.ChainID, st.req.RunID
 	seg.stream = events.NewStream(events.SinkFunc(func(ev events.Event) {
 		if !seg.flushing {
@@ -239,8 +245,10 @@ func (st *runState) pauseLocked() {
 	if st.seg == nil {
 		return
 	}
-	st.seg.stream.Emit(events.Event{Type: events.RunFinished, Outcome: events.OutcomeInterrupt, Interrupts: ins,
-		Usage: usageSince(st.ledger.Entries(), st.seg.base)})
+	term := events.Event{Type: events.RunFinished, Outcome: events.OutcomeInterrupt, Interrupts: ins,
+		Usage: usageSince(st.ledger.Entries(), st.seg.base)}
+	st.withCost(&term.Meta)
+	st.seg.stream.Emit(term)
 	st.reopen = st.seg.stream.Suspended()
 	st.seg.ended <- ins
 	st.seg = nil
@@ -297,6 +305,7 @@ func (st *runState) emitTerminalLocked() {
 		}
 	}
 	term.Meta.DurationMs = time.Since(st.started).Milliseconds()
+	st.withCost(&term.Meta)
 	st.seg.stream.Emit(term)
 	st.seg = nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/configerr"
+	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/server/live"
 	"github.com/ruleagent/ruleagent/server/runs"
 )
@@ -26,10 +27,12 @@ import (
 // Store keeps a folder of chain files deployed in a private engine pool,
 // and the runs in progress on them.
 type Store struct {
-	dir  string
-	pool *chainPool
-	cfg  types.Config
-	log  *slog.Logger
+	// ledger is the usage ledger (nil: none).
+	ledger *ledger.Ledger
+	dir    string
+	pool   *chainPool
+	cfg    types.Config
+	log    *slog.Logger
 
 	// runs are the runs in progress; live fans their events and the node
 	// trace out to WebSocket clients.
@@ -102,6 +105,9 @@ type StoreOptions struct {
 	// PUT and DELETE, MCP's save_rule_chain, which is then not offered):
 	// the chains folder, watched, is the only way to change them.
 	ReadOnly bool
+	// Ledger, when set, records every run's LLM and tool calls, prices
+	// them and checks the daily budgets (see package ledger).
+	Ledger *ledger.Ledger
 }
 
 // OpenStore is OpenStoreWith with default options.
@@ -124,7 +130,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 	}
 	s := &Store{dir: dir, pool: newChainPool(), files: map[string]string{}, source: map[string][]byte{}, broken: map[string]error{},
 		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
-		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly}
+		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly, ledger: o.Ledger}
 	s.watch = newFolderWatch(s)
 	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{})
 	cfg.Udf = maps.Clone(cfg.Udf)

@@ -8,6 +8,7 @@
 //	ruleagent tools call NAME --config JSON --args JSON
 //	ruleagent sessions list|show|export|delete|model [ID] [--server URL | --data DIR]
 //	ruleagent keys create|list|revoke [--user U] [ID] [--server URL | --data DIR]
+//	ruleagent usage [--by user] [--since 7d] [--server URL | --data DIR]
 //	ruleagent version
 package main
 
@@ -61,6 +62,7 @@ func commands() []command {
 		{"tools", "list tool types and built-in tools, or call one", runTools},
 		{"sessions", "list, show, export and delete agents' sessions, or switch a session's model", runSessions},
 		{"keys", "create, list and revoke per-user API keys (serve --auth keys)", runKeys},
+		{"usage", "totals of LLM calls, tokens, cost and tool time, by run, thread, user, chain, model or day", runUsage},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -42,6 +42,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var idF identityFlags
 	idF.register(fs)
 	sb := addSandboxFlags(fs)
+	var usageF usageFlags
+	usageF.register(fs)
 	var globalsF globalFlag
 	var corsF, epTypes, epBind listFlag
 	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
@@ -90,6 +92,15 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("--session-store: %w", err)
 	}
 	defer sess.Close()
+	usage, err := usageF.open(sess, logger)
+	if err != nil {
+		return err
+	}
+	if usage != nil {
+		// Deferred before the store's Close, so it runs after it: the
+		// last run's records are written before the ledger stops.
+		defer usage.Close()
+	}
 	verifier, err := idF.verifier(sess)
 	if err != nil {
 		return err
@@ -108,7 +119,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	cfg := server.WithGovernance(server.NewConfig(g), gov)
 	components.RegisterSessions(&cfg, sess)
 	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
-		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}})
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage})
 	defer store.Close()
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)
@@ -136,6 +147,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	srv.RegisterOnShutdown(store.CloseMCPSessions)
 	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "")
 	governanceBanner(stdout, gov, *policyF)
+	usageBanner(stdout, usage, &usageF)
 	identityBanner(stdout, verifier, &idF)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
