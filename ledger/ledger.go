@@ -84,6 +84,9 @@ type Ledger struct {
 	pending map[DayKey]*Totals
 
 	lastPrune time.Time // the writer's
+	// beforeWrite, when set, runs before each batch is written (tests use
+	// it to hold the writer with records queued).
+	beforeWrite func()
 }
 
 type item struct {
@@ -128,8 +131,8 @@ func StoreFor(s sessions.Store, retention time.Duration) (Store, error) {
 	case *sessions.Bolt:
 		return NewBolt(s.DB())
 	case *sessions.Redis:
-		rdb, prefix := s.Client()
-		return NewRedis(rdb, prefix, retention), nil
+		c := s.Conn()
+		return NewRedis(c.Client, c.Prefix, retention), nil
 	case *sessions.Memory:
 		return NewMemory(), nil
 	}
@@ -287,6 +290,9 @@ func (l *Ledger) run() {
 // write appends a batch and settles its pending totals, as one step for
 // budget checks.
 func (l *Ledger) write(batch []Record) {
+	if l.beforeWrite != nil {
+		l.beforeWrite()
+	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()

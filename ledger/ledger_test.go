@@ -110,12 +110,12 @@ func TestResumedRunReportsUnderItsNewID(t *testing.T) {
 // and what still waits for the writer, never twice.
 func TestBudgetCountsQueuedRecords(t *testing.T) {
 	hold := make(chan struct{})
-	st := &slowStore{Memory: NewMemory(), hold: hold}
 	b, err := ParseBudgets([]byte(`{"users": {"*": {"tokensPerDay": 100}}, "chains": {"big": {"costPerDay": "0.001"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newTestLedger(t, Options{Store: st, Prices: testPrices(t), Budgets: b})
+	l := newTestLedger(t, Options{Prices: testPrices(t), Budgets: b})
+	l.beforeWrite = func() { <-hold }
 	ctx := context.Background()
 	alice := agent.NewRecordingLedger(l.Run(RunInfo{RunID: "a", ChainID: "small", UserID: "alice"}))
 	bob := agent.NewRecordingLedger(l.Run(RunInfo{RunID: "b", ChainID: "small", UserID: "bob"}))
