@@ -16,6 +16,7 @@ import (
 //	                                    order written (a bucket per day,
 //	                                    so pruning drops whole days)
 //	usage.days / DAY 0 DIM 0 ID         a user's or chain's day totals (JSON)
+//	usage.applied / WRITER              the number of the writer's last batch
 //
 // A batch of records is one transaction, synced once.
 type Bolt struct{ db *bolt.DB }
@@ -23,12 +24,13 @@ type Bolt struct{ db *bolt.DB }
 var (
 	bucketUsageRecords = []byte("usage.records")
 	bucketUsageDays    = []byte("usage.days")
+	bucketUsageApplied = []byte("usage.applied")
 )
 
 // NewBolt keeps the ledger in db, creating its buckets.
 func NewBolt(db *bolt.DB) (*Bolt, error) {
 	err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketUsageRecords, bucketUsageDays} {
+		for _, b := range [][]byte{bucketUsageRecords, bucketUsageDays, bucketUsageApplied} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -48,7 +50,8 @@ func dayKeyBytes(k DayKey) []byte {
 }
 
 // Append implements Store.
-func (s *Bolt) Append(_ context.Context, recs []Record) error {
+func (s *Bolt) Append(_ context.Context, b Batch) error {
+	recs := b.Records
 	return s.db.Update(func(tx *bolt.Tx) error {
 		root := tx.Bucket(bucketUsageRecords)
 		var day *bolt.Bucket
@@ -91,7 +94,7 @@ func (s *Bolt) Append(_ context.Context, recs []Record) error {
 				return err
 			}
 		}
-		return nil
+		return tx.Bucket(bucketUsageApplied).Put([]byte(b.Writer), binary.BigEndian.AppendUint64(nil, b.Seq))
 	})
 }
 
@@ -128,9 +131,13 @@ func (s *Bolt) Scan(ctx context.Context, fromDay, toDay string, fn func(*Record)
 }
 
 // DayTotals implements Store.
-func (s *Bolt) DayTotals(_ context.Context, keys []DayKey) ([]Totals, error) {
+func (s *Bolt) DayTotals(_ context.Context, writer string, keys []DayKey) ([]Totals, uint64, error) {
 	out := make([]Totals, len(keys))
+	var applied uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketUsageApplied).Get([]byte(writer)); len(v) == 8 {
+			applied = binary.BigEndian.Uint64(v)
+		}
 		b := tx.Bucket(bucketUsageDays)
 		for i, k := range keys {
 			if v := b.Get(dayKeyBytes(k)); v != nil {
@@ -141,7 +148,7 @@ func (s *Bolt) DayTotals(_ context.Context, keys []DayKey) ([]Totals, error) {
 		}
 		return nil
 	})
-	return out, err
+	return out, applied, err
 }
 
 // Prune implements Store.

@@ -156,18 +156,7 @@ func (l *Ledger) Admit(ctx context.Context, user, chain string) error {
 	}
 	day := dayOf(l.now())
 	keys := []DayKey{{Day: day, Dim: DimUser, ID: user}, {Day: day, Dim: DimChain, ID: chain}}
-	l.wmu.RLock()
-	spent, err := l.store.DayTotals(ctx, keys)
-	if err == nil {
-		l.pmu.Lock()
-		for i, k := range keys {
-			if p := l.pending[k]; p != nil {
-				spent[i].Merge(*p)
-			}
-		}
-		l.pmu.Unlock()
-	}
-	l.wmu.RUnlock()
+	spent, err := l.un.count(keys, func() ([]Totals, uint64, error) { return l.store.DayTotals(ctx, l.id, keys) })
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,12 +78,13 @@ type Ledger struct {
 	closed bool
 	done   chan struct{}
 
-	// wmu orders a batch's write and the settling of its pending totals
-	// (writer: Lock) against budget checks reading both (RLock), so that
-	// a check never counts a record twice, nor misses it.
-	wmu     sync.RWMutex
-	pmu     sync.Mutex
-	pending map[DayKey]*Totals
+	// id names this ledger's writer in the store, which keeps the number
+	// of the last batch it applied (see unwritten); seq is the writer's.
+	id  string
+	seq uint64
+	// un is what budget checks add to the store's totals; nil without
+	// budgets.
+	un *unwritten
 
 	lastPrune time.Time // the writer's
 	// beforeWrite, when set, runs before each batch is written (tests use
@@ -118,9 +121,20 @@ func New(o Options) (*Ledger, error) {
 		o.Now = time.Now
 	}
 	l := &Ledger{store: o.Store, prices: o.Prices, budgets: o.Budgets, retention: o.Retention, maxWait: o.MaxWait,
-		log: o.Logger, now: o.Now, q: make(chan item, o.QueueSize), done: make(chan struct{}), pending: map[DayKey]*Totals{}}
+		log: o.Logger, now: o.Now, q: make(chan item, o.QueueSize), done: make(chan struct{}), id: writerID()}
+	if o.Budgets != nil {
+		l.un = newUnwritten()
+	}
 	go l.run()
 	return l, nil
+}
+
+// writerID names a ledger's writer: random, so that the servers of a
+// fleet sharing a store never take each other's batches for their own.
+func writerID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // StoreFor returns the ledger's store beside a session store: buckets of
@@ -158,19 +172,8 @@ func (l *Ledger) Currency() string {
 
 // enqueue queues r for the writer, waiting at most MaxWait for room.
 func (l *Ledger) enqueue(r Record) {
-	var keys []DayKey
-	if l.budgets != nil {
-		keys = r.dayKeys()
-		l.pmu.Lock()
-		for _, k := range keys {
-			t := l.pending[k]
-			if t == nil {
-				t = &Totals{}
-				l.pending[k] = t
-			}
-			t.Add(&r)
-		}
-		l.pmu.Unlock()
+	if l.un != nil {
+		l.un.queue(&r)
 	}
 	l.qmu.RLock()
 	defer l.qmu.RUnlock()
@@ -192,26 +195,11 @@ func (l *Ledger) enqueue(r Record) {
 	if l.closed {
 		reason = "closed"
 	}
-	l.settle([]Record{r})
+	if l.un != nil {
+		l.un.drop(&r)
+	}
 	metrics.LedgerDropped.WithLabelValues(reason).Inc()
 	l.log.Warn("usage record dropped", "reason", reason, "run", r.RunID, "kind", r.Kind)
-}
-
-// settle takes written (or dropped) records out of the pending totals.
-func (l *Ledger) settle(recs []Record) {
-	if l.budgets == nil {
-		return
-	}
-	l.pmu.Lock()
-	defer l.pmu.Unlock()
-	for k, t := range batchTotals(recs) {
-		if p := l.pending[k]; p != nil {
-			p.sub(*t)
-			if *p == (Totals{}) {
-				delete(l.pending, k)
-			}
-		}
-	}
 }
 
 // Flush waits until every record queued before it is written, or ctx ends.
@@ -287,8 +275,8 @@ func (l *Ledger) run() {
 	}
 }
 
-// write appends a batch and settles its pending totals, as one step for
-// budget checks.
+// write appends a batch: the store holds it (and its number) from its
+// commit on, the unwritten book until then.
 func (l *Ledger) write(batch []Record) {
 	if l.beforeWrite != nil {
 		l.beforeWrite()
@@ -296,10 +284,14 @@ func (l *Ledger) write(batch []Record) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	l.wmu.Lock()
-	err := l.store.Append(ctx, batch)
-	l.settle(batch)
-	l.wmu.Unlock()
+	l.seq++
+	if l.un != nil {
+		l.un.take(l.seq, batch)
+	}
+	err := l.store.Append(ctx, Batch{Writer: l.id, Seq: l.seq, Records: batch})
+	if l.un != nil {
+		l.un.done(l.seq)
+	}
 	metrics.LedgerWriteSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
 		metrics.LedgerDropped.WithLabelValues("write_error").Add(float64(len(batch)))

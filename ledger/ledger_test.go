@@ -155,15 +155,85 @@ type slowStore struct {
 	hold chan struct{}
 }
 
-func (s *slowStore) Append(ctx context.Context, recs []Record) error {
+func (s *slowStore) Append(ctx context.Context, b Batch) error {
 	<-s.hold
-	return s.Memory.Append(ctx, recs)
+	return s.Memory.Append(ctx, b)
 }
 
 type failingStore struct{ *Memory }
 
-func (failingStore) DayTotals(context.Context, []DayKey) ([]Totals, error) {
-	return nil, errors.New("store down")
+func (failingStore) DayTotals(context.Context, string, []DayKey) ([]Totals, uint64, error) {
+	return nil, 0, errors.New("store down")
+}
+
+// TestBudgetCheckDoesNotWaitForAWrite: a check while the writer is stuck
+// in a write (a slow disk, a slow Redis) answers at once, counting the
+// batch being written; once written, it is counted once.
+func TestBudgetCheckDoesNotWaitForAWrite(t *testing.T) {
+	hold := make(chan struct{})
+	b, _ := ParseBudgets([]byte(`{"users": {"*": {"tokensPerDay": 1000}}}`))
+	l := newTestLedger(t, Options{Store: &slowStore{Memory: NewMemory(), hold: hold}, Budgets: b})
+	root := agent.NewRecordingLedger(l.Run(RunInfo{UserID: "u"}))
+	root.AddCall(agent.LLMCall{Model: "m", Usage: aspects.Usage{PromptTokens: 600}})
+	// The writer takes the record and blocks in the store.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.un.bmu.RLock()
+		n := len(l.un.batches)
+		l.un.bmu.RUnlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never took the record")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	root.AddCall(agent.LLMCall{Model: "m", Usage: aspects.Usage{PromptTokens: 300}})
+	checked := make(chan error, 1)
+	go func() { checked <- root.Admit(context.Background()) }()
+	select {
+	case err := <-checked:
+		if err != nil {
+			t.Fatalf("900 of 1000 tokens refused: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the budget check waited for the write in progress")
+	}
+	root.AddCall(agent.LLMCall{Model: "m", Usage: aspects.Usage{PromptTokens: 100}})
+	var ex *limits.Exceeded
+	if err := root.Admit(context.Background()); !errors.As(err, &ex) || ex.Used != 1000 {
+		t.Fatalf("1000 of 1000: %v", err)
+	}
+	close(hold)
+	_ = l.Flush(context.Background())
+	if err := root.Admit(context.Background()); !errors.As(err, &ex) || ex.Used != 1000 {
+		t.Fatalf("after the writes, 1000 of 1000 counted once: %v", err)
+	}
+}
+
+// TestBudgetCountIsExactWhileWriting checks, after each of many calls
+// and while the writer writes them in batches beside, that a check counts
+// every call exactly once.
+func TestBudgetCountIsExactWhileWriting(t *testing.T) {
+	for name, st := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			b, _ := ParseBudgets([]byte(`{"users": {"*": {"tokensPerDay": 1000000000}}}`))
+			l := newTestLedger(t, Options{Store: st, Budgets: b})
+			root := agent.NewRecordingLedger(l.Run(RunInfo{UserID: "exact-" + name, ChainID: "c"}))
+			keys := []DayKey{{dayOf(time.Now()), DimUser, "exact-" + name}}
+			for i := 1; i <= 300; i++ {
+				root.AddCall(agent.LLMCall{Model: "m", Usage: aspects.Usage{PromptTokens: 2, CompletionTokens: 1}})
+				got, err := l.un.count(keys, func() ([]Totals, uint64, error) { return l.store.DayTotals(context.Background(), l.id, keys) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got[0].TotalTokens != int64(3*i) {
+					t.Fatalf("after %d calls a check counts %d tokens, want %d", i, got[0].TotalTokens, 3*i)
+				}
+			}
+		})
+	}
 }
 
 // TestBudgetThatCannotBeCheckedRefuses: a budget never opens by accident.
@@ -211,15 +281,18 @@ func TestQueueFullDropsAndCounts(t *testing.T) {
 	}
 	close(hold)
 	_ = l.Flush(context.Background())
-	tot, _ := l.store.DayTotals(context.Background(), []DayKey{{dayOf(time.Now()), DimUser, "u"}})
+	tot, _, _ := l.store.DayTotals(context.Background(), l.id, []DayKey{{dayOf(time.Now()), DimUser, "u"}})
 	if tot[0].Calls < 1 || tot[0].Calls > 3 {
 		t.Fatalf("with a queue of one and a held writer, %d of 5 records were kept", tot[0].Calls)
 	}
-	l.pmu.Lock()
-	pending := len(l.pending)
-	l.pmu.Unlock()
-	if pending != 0 {
-		t.Fatalf("dropped records still pending: %d", pending)
+	l.un.qmu.Lock()
+	queued := len(l.un.queued)
+	l.un.qmu.Unlock()
+	l.un.bmu.Lock()
+	batches := len(l.un.batches)
+	l.un.bmu.Unlock()
+	if queued != 0 || batches != 0 {
+		t.Fatalf("dropped or written records still counted apart: %d queued, %d batches", queued, batches)
 	}
 }
 

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,9 +18,11 @@ import (
 //
 //	PREFIX usage:rec:YYYY-MM-DD           list of the day's records (JSON)
 //	PREFIX usage:day:YYYY-MM-DD:DIM:ID    hash of a user's or chain's day totals
+//	PREFIX usage:applied                  hash: each writer's last batch number
 //
-// Both expire after the retention, counted from the end of their day. A
-// batch is one MULTI/EXEC transaction.
+// The days expire after the retention, counted from the end of their day.
+// A batch is one MULTI/EXEC transaction, and so is a read of totals with
+// the writer's last batch number.
 type Redis struct {
 	rdb       redis.UniversalClient
 	prefix    string
@@ -38,6 +41,7 @@ func NewRedis(rdb redis.UniversalClient, prefix string, retention time.Duration)
 func (s *Redis) Name() string { return "redis" }
 
 func (s *Redis) recKey(day string) string { return s.prefix + "usage:rec:" + day }
+func (s *Redis) appliedKey() string       { return s.prefix + "usage:applied" }
 
 func (s *Redis) dayKey(k DayKey) string {
 	return s.prefix + "usage:day:" + k.Day + ":" + k.Dim + ":" + strings.ReplaceAll(url.PathEscape(k.ID), ":", "%3A")
@@ -61,7 +65,8 @@ func (t *Totals) fields() [len(totalFields)]*int64 {
 }
 
 // Append implements Store.
-func (s *Redis) Append(ctx context.Context, recs []Record) error {
+func (s *Redis) Append(ctx context.Context, b Batch) error {
+	recs := b.Records
 	byDay := map[string][]any{}
 	var order []string
 	for i := range recs {
@@ -90,6 +95,8 @@ func (s *Redis) Append(ctx context.Context, recs []Record) error {
 			}
 			p.ExpireAt(ctx, key, s.expiry(k.Day))
 		}
+		p.HSet(ctx, s.appliedKey(), b.Writer, b.Seq)
+		p.Expire(ctx, s.appliedKey(), s.retention)
 		return nil
 	})
 	return err
@@ -123,17 +130,24 @@ func (s *Redis) Scan(ctx context.Context, fromDay, toDay string, fn func(*Record
 	return nil
 }
 
-// DayTotals implements Store: one round trip for every key.
-func (s *Redis) DayTotals(ctx context.Context, keys []DayKey) ([]Totals, error) {
+// DayTotals implements Store: one round trip (one MULTI/EXEC) for every
+// key and the writer's last batch.
+func (s *Redis) DayTotals(ctx context.Context, writer string, keys []DayKey) ([]Totals, uint64, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(keys))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	var appliedCmd *redis.StringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			cmds[i] = p.HGetAll(ctx, s.dayKey(k))
 		}
+		appliedCmd = p.HGet(ctx, s.appliedKey(), writer)
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, err
+	}
+	applied, err := appliedCmd.Uint64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, err
 	}
 	out := make([]Totals, len(keys))
 	for i, c := range cmds {
@@ -142,13 +156,13 @@ func (s *Redis) DayTotals(ctx context.Context, keys []DayKey) ([]Totals, error) 
 			if v, ok := m[totalFields[j]]; ok {
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 				*f = n
 			}
 		}
 	}
-	return out, nil
+	return out, applied, nil
 }
 
 // Prune implements Store: Redis expires the days itself.

@@ -12,19 +12,30 @@ import (
 // (beside the sessions in the server's bbolt file) and Redis (shared by a
 // fleet) implement it.
 type Store interface {
-	// Append writes recs and adds them to their days' totals, in one
-	// atomic step.
-	Append(ctx context.Context, recs []Record) error
+	// Append writes a batch's records, adds them to their days' totals
+	// and notes the batch's number as its writer's last, in one atomic
+	// step.
+	Append(ctx context.Context, b Batch) error
 	// Scan calls fn with the records of the days fromDay to toDay
 	// (YYYY-MM-DD, both included), day by day in the order they were
 	// written, until fn returns false.
 	Scan(ctx context.Context, fromDay, toDay string, fn func(*Record) bool) error
-	// DayTotals returns the totals of each key (zero when there are none).
-	DayTotals(ctx context.Context, keys []DayKey) ([]Totals, error)
+	// DayTotals returns the totals of each key (zero when there are
+	// none), and, read with them in one step, the number of the last batch
+	// of writer it holds (0 for none).
+	DayTotals(ctx context.Context, writer string, keys []DayKey) ([]Totals, uint64, error)
 	// Prune removes the records and totals of the days before beforeDay.
 	Prune(ctx context.Context, beforeDay string) error
 	// Name says what the store is, for the banner.
 	Name() string
+}
+
+// Batch is what a ledger's writer writes in one step: records, numbered
+// by their writer (a ledger; each server of a fleet has its own).
+type Batch struct {
+	Writer  string
+	Seq     uint64
+	Records []Record
 }
 
 // days lists the days from..to (YYYY-MM-DD, both included).
@@ -60,23 +71,25 @@ func batchTotals(recs []Record) map[DayKey]*Totals {
 // Memory is a Store in the process's memory (serve --session-store
 // memory): gone when the process ends.
 type Memory struct {
-	mu     sync.Mutex
-	recs   map[string][]Record
-	totals map[DayKey]Totals
+	mu      sync.Mutex
+	recs    map[string][]Record
+	totals  map[DayKey]Totals
+	applied map[string]uint64
 }
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{recs: map[string][]Record{}, totals: map[DayKey]Totals{}}
+	return &Memory{recs: map[string][]Record{}, totals: map[DayKey]Totals{}, applied: map[string]uint64{}}
 }
 
 // Name implements Store.
 func (m *Memory) Name() string { return "memory" }
 
 // Append implements Store.
-func (m *Memory) Append(_ context.Context, recs []Record) error {
+func (m *Memory) Append(_ context.Context, b Batch) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	recs := b.Records
 	for i := range recs {
 		d := recs[i].Day()
 		m.recs[d] = append(m.recs[d], recs[i])
@@ -86,6 +99,7 @@ func (m *Memory) Append(_ context.Context, recs []Record) error {
 		cur.Merge(*t)
 		m.totals[k] = cur
 	}
+	m.applied[b.Writer] = b.Seq
 	return nil
 }
 
@@ -105,14 +119,14 @@ func (m *Memory) Scan(_ context.Context, fromDay, toDay string, fn func(*Record)
 }
 
 // DayTotals implements Store.
-func (m *Memory) DayTotals(_ context.Context, keys []DayKey) ([]Totals, error) {
+func (m *Memory) DayTotals(_ context.Context, writer string, keys []DayKey) ([]Totals, uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]Totals, len(keys))
 	for i, k := range keys {
 		out[i] = m.totals[k]
 	}
-	return out, nil
+	return out, m.applied[writer], nil
 }
 
 // Prune implements Store.

@@ -52,10 +52,10 @@ func TestStoresKeepRecordsAndDayTotals(t *testing.T) {
 				{Kind: KindTool, Time: d2, RunID: "r1", UserID: "alice", ChainID: "c1", Tool: "read", ToolType: "builtin", DurationMs: 12, IsError: true},
 				llmRec(d2, "r2", "bob:x", "c2", 1, 1, 0),
 			}
-			if err := s.Append(ctx, batch[:2]); err != nil {
+			if err := s.Append(ctx, Batch{Writer: "w1", Seq: 1, Records: batch[:2]}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Append(ctx, batch[2:]); err != nil {
+			if err := s.Append(ctx, Batch{Writer: "w1", Seq: 2, Records: batch[2:]}); err != nil {
 				t.Fatal(err)
 			}
 			var seen []Record
@@ -65,10 +65,13 @@ func TestStoresKeepRecordsAndDayTotals(t *testing.T) {
 			if len(seen) != 4 || seen[0].RunID != "r1" || seen[0].Time.Day() != 26 || seen[2].Tool != "read" || !seen[2].IsError || seen[3].UserID != "bob:x" {
 				t.Fatalf("scan = %+v", seen)
 			}
-			tot, err := s.DayTotals(ctx, []DayKey{{"2026-11-27", DimUser, "alice"}, {"2026-11-27", DimChain, "c1"},
+			tot, applied, err := s.DayTotals(ctx, "w1", []DayKey{{"2026-11-27", DimUser, "alice"}, {"2026-11-27", DimChain, "c1"},
 				{"2026-11-26", DimUser, "alice"}, {"2026-11-27", DimUser, "bob:x"}, {"2026-11-27", DimUser, "nobody"}})
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || applied != 2 {
+				t.Fatalf("totals: applied %d, %v", applied, err)
+			}
+			if _, other, err := s.DayTotals(ctx, "w2", nil); err != nil || other != 0 {
+				t.Fatalf("another writer's last batch: %d %v", other, err)
 			}
 			want := Totals{Calls: 1, InputTokens: 20, OutputTokens: 7, TotalTokens: 27, Cost: 200, LLMMs: 5, ToolCalls: 1, ToolErrors: 1, ToolMs: 12}
 			if tot[0] != want || tot[1] != want {
@@ -91,7 +94,7 @@ func TestStoresKeepRecordsAndDayTotals(t *testing.T) {
 			}
 			seen = nil
 			_ = s.Scan(ctx, "2026-11-25", "2026-11-28", func(r *Record) bool { seen = append(seen, *r); return true })
-			tot, _ = s.DayTotals(ctx, []DayKey{{"2026-11-26", DimUser, "alice"}, {"2026-11-27", DimUser, "alice"}})
+			tot, _, _ = s.DayTotals(ctx, "w1", []DayKey{{"2026-11-26", DimUser, "alice"}, {"2026-11-27", DimUser, "alice"}})
 			if len(seen) != 3 || tot[0] != (Totals{}) || tot[1].TotalTokens != 27 {
 				t.Fatalf("after prune: %d records, totals %+v", len(seen), tot)
 			}

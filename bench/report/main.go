@@ -50,6 +50,7 @@ func benches(count int) []goBench {
 		{pkg: "./tools/scrub/", pattern: "^BenchmarkScrub$"},
 		{pkg: "./tools/netguard/", pattern: "^Benchmark(CheckAddr|Control)$"},
 		{pkg: "./sessions/", pattern: "^BenchmarkSession"},
+		{pkg: "./ledger/", pattern: "^BenchmarkLedgerRun$"},
 	}
 }
 

@@ -151,6 +151,10 @@ func rows() []row {
 		{what: "  bolt store (one synced transaction)", name: "SessionSave/bolt", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
 		{what: "whole session turn (lease … release), memory", name: "SessionTurn/memory", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
 		{what: "  bolt", name: "SessionTurn/bolt", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
+		{what: "usage ledger per 4-turn 3-tool run: the run's part (4 calls priced and queued, 3 tool calls)", name: "LedgerRun/path", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
+		{what: "  allocations", name: "LedgerRun/path", unit: "allocs/op", shown: "allocs"},
+		{what: "  with daily budgets checked before each LLM call (bbolt)", name: "LedgerRun/path+budgets", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
+		{what: "  written: one synced bbolt batch per run (the worst case)", name: "LedgerRun/written/bolt", unit: "ns/op", scale: 1e-6, shown: "ms", decimals: 2},
 		{what: "scrubbing 64 KiB of code with no secret", name: "Scrub/64KiB_clean_code", unit: "MB/s", shown: "MB/s"},
 		{what: "scrubbing 16 KiB holding six kinds of secret", name: "Scrub/secrets", unit: "MB/s", shown: "MB/s"},
 	}
