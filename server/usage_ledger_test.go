@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/internal/aguicheck"
 	"github.com/ruleagent/ruleagent/ledger"
 )
 
@@ -49,7 +50,12 @@ type streamEnd struct {
 func readStream(t *testing.T, body []byte, user, chain string) streamEnd {
 	t.Helper()
 	end := streamEnd{user: user, chain: chain}
-	for _, raw := range sseEvents(t, body) {
+	raws := sseEvents(t, body)
+	// Cost metadata and all, each stream is a valid AG-UI run.
+	for _, v := range aguicheck.Check(raws) {
+		t.Errorf("AG-UI violation in a %s stream: %v", chain, v)
+	}
+	for _, raw := range raws {
 		var ev struct {
 			Type     string              `json:"type"`
 			RunID    string              `json:"runId"`

@@ -30,7 +30,7 @@
 //	control:REPLICA                                  control (pub/sub channels)
 //	chains, chains:rev, chains:changes               chainsync
 //	replica:ID, replicas                             health
-//	usage:rec:DAY, usage:day:DAY:DIM:ID              ledger (usage records, daily totals)
+//	usage:rec:DAY, usage:day:DAY:DIM:ID, usage:applied  ledger (usage records, daily totals, writers' last batches)
 //
 // # Integration plan (issue 22), for server/ and cmd/ruleagent
 //
