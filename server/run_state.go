@@ -160,8 +160,10 @@ func (st *runState) detach(seg *segment, usage []events.TokenUsage) {
 	if st.seg != seg {
 		return
 	}
-	seg.stream.Emit(events.Event{Type: events.RunFinished, Outcome: events.OutcomeCancelled, Usage: usage,
-		Meta: events.Meta{DurationMs: time.Since(st.started).Milliseconds()}})
+	term := events.Event{Type: events.RunFinished, Outcome: events.OutcomeCancelled, Usage: usage,
+		Meta: events.Meta{DurationMs: time.Since(st.started).Milliseconds()}}
+	st.withCost(&term.Meta)
+	seg.stream.Emit(term)
 	st.seg = nil
 }
 
