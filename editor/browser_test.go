@@ -48,6 +48,27 @@ func TestBrowserSignIn(t *testing.T) {
 	env.run(t, "signin.mjs", "BASE_URL="+base, "TOKEN="+token)
 }
 
+// TestBrowserCost runs an agent on a server with a price table: the Run
+// panel's timeline shows each turn's tokens, cost and time to first token,
+// and the run's cost, the usage ledger's (browser/cost.mjs).
+func TestBrowserCost(t *testing.T) {
+	env := browserEnv(t)
+	llm := llmtest.NewServer(t, script())
+	work, chains := workDir(t, map[string]string{"costly.json": costlyChain})
+	prices := filepath.Join(work, "prices.yaml")
+	write(t, prices, "currency: USD\nmodels:\n  - {model: scripted, input: 1.5, output: 6}\n")
+	base := serve(t, env.bin, work, chains, llm.URL, "--prices", prices)
+	env.run(t, "cost.mjs", "BASE_URL="+base)
+}
+
+// costlyChain's agent reads a file, then answers (see script).
+const costlyChain = `{
+  "ruleChain": {"id": "costly", "name": "Costly", "root": true},
+  "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Costly", "configuration": {
+    "systemPrompt": "You are the costly agent.", "maxStep": 3, "workspace": "workspace",
+    "tools": [{"type": "builtin", "name": "read"}]}}], "connections": []}
+}`
+
 type browser struct {
 	root, chromium, bin string
 }
@@ -168,6 +189,15 @@ func script() llmtest.Script {
 			return llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`))
 		})},
 		llmtest.Rule{Match: llmtest.UserContains("slow"), Script: llmtest.Always(llmtest.Response{Hang: true})},
+		// The costly agent reports its tokens, so that its cost is known.
+		llmtest.Rule{Match: llmtest.SystemContains("You are the costly agent"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Response{Text: "Your notes: " + strings.TrimSpace(res[0].Content), ChunkSize: 4, ChunkDelay: 20 * time.Millisecond,
+					Usage: &llmtest.Usage{PromptTokens: 41, CompletionTokens: 24}}
+			}
+			return llmtest.Response{ToolCalls: []llmtest.ToolCall{llmtest.Call("read", `{"path":"notes.txt"}`)}, ChunkDelay: 30 * time.Millisecond,
+				Usage: &llmtest.Usage{PromptTokens: 300, CompletionTokens: 100}}
+		})},
 		llmtest.Rule{Match: llmtest.SystemContains("You are the demo agent"), Script: llmtest.Sequence(
 			llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`), llmtest.Call("Helper", `{"message":"say hi"}`)),
 			llmtest.Response{Text: answer, ChunkSize: 3, ChunkDelay: 25 * time.Millisecond},

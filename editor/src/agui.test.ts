@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { apply, finalText, newRun, readSSE, type AGUIEvent } from './agui';
-import { bars } from './ui/Timeline';
+import { bars, turnDetail } from './ui/Timeline';
 
 // A run in which the agent calls a builtin and a sub-agent; the sub-agent's
 // events carry its subagentRunId, as the server sends them.
@@ -68,6 +68,38 @@ describe('the run view', () => {
       ['turn 1', 1],
     ]);
     expect(list[1].kind).toBe('error');
+  });
+
+  it('shows each turn\'s tokens, cost and time to first token, and the run\'s cost', () => {
+    const run: AGUIEvent[] = [
+      { type: 'RUN_STARTED', threadId: 't', runId: 'r', timestamp: 2000 },
+      { type: 'STEP_STARTED', stepName: 'turn 1', timestamp: 2000 },
+      { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'read', timestamp: 2120 },
+      { type: 'TOOL_CALL_END', toolCallId: 'c1', timestamp: 2130 },
+      { type: 'STEP_FINISHED', stepName: 'turn 1', timestamp: 2140, metadata: { inputTokens: 300, outputTokens: 100, cost: '0.001', currency: 'USD' } },
+      { type: 'TOOL_CALL_RESULT', toolCallId: 'c1', content: 'x', timestamp: 2150 },
+      { type: 'STEP_STARTED', stepName: 'turn 2', timestamp: 2150 },
+      { type: 'REASONING_MESSAGE_CONTENT', messageId: 'm', delta: 'hmm', timestamp: 2190 },
+      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a', delta: 'done', timestamp: 2300 },
+      { type: 'STEP_FINISHED', stepName: 'turn 2', timestamp: 2310, metadata: { inputTokens: 41, outputTokens: 24, cost: '0.00002055', currency: 'USD' } },
+      { type: 'RUN_FINISHED', outcome: { type: 'interrupt', interrupts: [] }, timestamp: 2320, metadata: { cost: '0.00102055', currency: 'USD' } },
+      // A resumed run reports its own cost: the view adds them up.
+      { type: 'RUN_STARTED', threadId: 't', runId: 'r2', timestamp: 3000 },
+      { type: 'RUN_FINISHED', timestamp: 3010, metadata: { cost: '0.1', currency: 'USD' } },
+    ];
+    const v = run.reduce((acc, e) => apply(acc, e, 0), newRun(2000));
+    expect(v.runs.root.steps.map((st) => [st.firstOutput, st.cost])).toEqual([
+      [2120, '0.001'],
+      [2190, '0.00002055'],
+    ]);
+    expect(bars(v, v.runs.root, 3010).filter((b) => b.kind === 'turn').map((b) => b.detail)).toEqual([
+      '400 tok · 0.001 USD · TTFT 120 ms',
+      '65 tok · 0.00002055 USD · TTFT 40 ms',
+    ]);
+    expect([v.cost, v.currency]).toEqual(['0.10102055', 'USD']);
+    // Without a price table, nothing is made up.
+    expect(turnDetail({ name: 'turn 1', start: 0 })).toBeUndefined();
+    expect(s.cost).toBeUndefined();
   });
 
   it('marks a cancelled run and pending front-end tools', () => {

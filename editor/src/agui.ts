@@ -2,6 +2,7 @@
 // sub-agent runs (events carrying subagentRunId) nested under the tool call
 // that started them.
 
+import { addCost } from './cost';
 import type { Json } from './types';
 
 export interface AGUIEvent {
@@ -42,6 +43,12 @@ export interface StepView {
   model?: string;
   inputTokens?: number;
   outputTokens?: number;
+  // cost is the turn's (metadata.cost, in currency); firstOutput is when
+  // its first text, reasoning or tool call arrived (time to first token:
+  // firstOutput - start).
+  cost?: string;
+  currency?: string;
+  firstOutput?: number;
 }
 
 export type RunStatus = 'running' | 'finished' | 'error' | 'cancelled' | 'waiting';
@@ -84,6 +91,10 @@ export interface RunState {
   // usage sums the turns seen so far, until RUN_FINISHED reports the total.
   usage: Usage;
   finalUsage: boolean;
+  // cost adds up the terminal events' cost (each resumed run reports its
+  // own), in currency; absent when no price table priced the run.
+  cost?: string;
+  currency?: string;
   pendingToolCalls: string[];
   // interrupts are what the run waits for; a resumed run clears them.
   interrupts: InterruptView[];
@@ -130,6 +141,25 @@ function appendText(r: RunView, kind: 'text' | 'reasoning', id: string, delta: s
   return { ...r, items };
 }
 
+// firstOutput marks the time of the run's first output in its open turn.
+function firstOutput(r: RunView, ts: number): RunView {
+  for (let i = r.steps.length - 1; i >= 0; i--) {
+    const st = r.steps[i];
+    if (!/^turn\b/i.test(st.name)) continue;
+    if (st.end !== undefined || st.firstOutput !== undefined) return r;
+    const steps = [...r.steps];
+    steps[i] = { ...st, firstOutput: ts };
+    return { ...r, steps };
+  }
+  return r;
+}
+
+// withCost adds a terminal event's cost to the run's.
+function withCost(s: RunState, md: Record<string, Json>): RunState {
+  const cost = str(md.cost);
+  return cost === undefined ? s : { ...s, cost: addCost(s.cost, cost), currency: str(md.currency) ?? s.currency };
+}
+
 function sumUsage(v: Json | undefined): Usage | null {
   if (!Array.isArray(v)) return null;
   const u = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -158,7 +188,7 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
       return patchRun(s, run, (r) => appendText(r, 'text', String(e.messageId), ''));
     case 'TEXT_MESSAGE_CONTENT':
     case 'TEXT_MESSAGE_CHUNK':
-      return patchRun(s, run, (r) => appendText(r, 'text', String(e.messageId), str(e.delta) ?? ''));
+      return patchRun(s, run, (r) => firstOutput(appendText(r, 'text', String(e.messageId), str(e.delta) ?? ''), ts));
     case 'TEXT_MESSAGE_END':
       return patchRun(s, run, (r) => appendText(r, 'text', String(e.messageId), '', true));
     case 'REASONING_MESSAGE_START':
@@ -167,7 +197,7 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
     case 'REASONING_MESSAGE_CONTENT':
     case 'REASONING_MESSAGE_CHUNK':
     case 'THINKING_TEXT_MESSAGE_CONTENT':
-      return patchRun(s, run, (r) => appendText(r, 'reasoning', String(e.messageId ?? 'thinking'), str(e.delta) ?? ''));
+      return patchRun(s, run, (r) => firstOutput(appendText(r, 'reasoning', String(e.messageId ?? 'thinking'), str(e.delta) ?? ''), ts));
     case 'REASONING_MESSAGE_END':
     case 'THINKING_TEXT_MESSAGE_END':
       return patchRun(s, run, (r) => appendText(r, 'reasoning', String(e.messageId ?? 'thinking'), '', true));
@@ -186,7 +216,7 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
         subRuns: [],
       };
       const next = { ...s, toolCalls: { ...s.toolCalls, [key]: call } };
-      return patchRun(next, run, (r) => ({ ...r, items: [...r.items, { kind: 'tool', key }] }));
+      return patchRun(next, run, (r) => firstOutput({ ...r, items: [...r.items, { kind: 'tool', key }] }, ts));
     }
     case 'TOOL_CALL_ARGS':
       return patchCall(s, callKey(e.toolCallId), (c) => ({ ...c, args: c.args + (str(e.delta) ?? '') }));
@@ -213,7 +243,8 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
         const steps = [...r.steps];
         for (let i = steps.length - 1; i >= 0; i--) {
           if (steps[i].name === e.stepName && steps[i].end === undefined) {
-            steps[i] = { ...steps[i], end: ts, model: steps[i].model ?? str(md.model), inputTokens: input, outputTokens: output };
+            steps[i] = { ...steps[i], end: ts, model: steps[i].model ?? str(md.model), inputTokens: input, outputTokens: output,
+              cost: str(md.cost), currency: str(md.currency) };
             break;
           }
         }
@@ -250,7 +281,7 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
       // Each resumed run reports its own usage: add them up.
       const total = usage && s.finalUsage ? addUsage(s.usage, usage) : usage;
       const next: RunState = {
-        ...s,
+        ...withCost(s, md),
         usage: total ?? s.usage,
         finalUsage: s.finalUsage || !!usage,
         pendingToolCalls: outcome?.pendingToolCallIds ?? [],
@@ -261,7 +292,7 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
     }
     case 'RUN_ERROR': {
       const usage = sumUsage(e.usage);
-      const next: RunState = { ...s, usage: usage ?? s.usage, finalUsage: s.finalUsage || !!usage };
+      const next: RunState = { ...withCost(s, md), usage: usage ?? s.usage, finalUsage: s.finalUsage || !!usage };
       return patchRun(next, ROOT, (r) => ({ ...r, status: 'error', end: ts, error: str(e.message) ?? 'run failed' }));
     }
   }

@@ -1,4 +1,5 @@
-import type { RunState, RunView } from '../agui';
+import type { RunState, RunView, StepView } from '../agui';
+import { showCost } from '../cost';
 
 interface Bar {
   label: string;
@@ -6,6 +7,17 @@ interface Bar {
   start: number;
   end: number;
   depth: number;
+  // detail is an LLM turn's figures: tokens, cost, time to first token.
+  detail?: string;
+}
+
+// turnDetail is what a turn spent and how long its first token took.
+export function turnDetail(s: StepView): string | undefined {
+  const parts: string[] = [];
+  if (s.inputTokens !== undefined || s.outputTokens !== undefined) parts.push(`${(s.inputTokens ?? 0) + (s.outputTokens ?? 0)} tok`);
+  if (s.cost !== undefined) parts.push(showCost(s.cost, s.currency));
+  if (s.firstOutput !== undefined) parts.push(`TTFT ${Math.max(0, s.firstOutput - s.start)} ms`);
+  return parts.length ? parts.join(' · ') : undefined;
 }
 
 // bars lists a run's LLM turns and tool calls in time order, each
@@ -15,7 +27,7 @@ export function bars(state: RunState, run: RunView, now: number, depth = 0): Bar
   const rows: { start: number; bars: Bar[] }[] = [];
   for (const s of run.steps) {
     if (!/^turn\b/i.test(s.name)) continue;
-    rows.push({ start: s.start, bars: [{ label: `${s.name}${s.model ? ` · ${s.model}` : ''}`, kind: 'turn', start: s.start, end: s.end ?? now, depth }] });
+    rows.push({ start: s.start, bars: [{ label: `${s.name}${s.model ? ` · ${s.model}` : ''}`, kind: 'turn', start: s.start, end: s.end ?? now, depth, detail: turnDetail(s) }] });
   }
   for (const c of Object.values(state.toolCalls)) {
     if (c.run !== run.id) continue;
@@ -40,17 +52,23 @@ export function Timeline({ state, now }: { state: RunState; now: number }) {
         <span>{(span / 1000).toFixed(2)} s</span>
         <span className="usage" data-testid="usage">
           tokens: {u.inputTokens} in · {u.outputTokens} out · {u.totalTokens} total
+          {state.cost !== undefined && <span data-testid="cost"> · cost {showCost(state.cost, state.currency)}</span>}
         </span>
       </div>
       <ul>
         {list.map((b, i) => (
           <li key={i} className={`bar ${b.kind}`} style={{ paddingLeft: `${b.depth * 12}px` }}>
-            <span className="bar-label" title={`${b.label}: ${b.end - b.start} ms`}>
+            <span className="bar-label" title={`${b.label}: ${b.end - b.start} ms${b.detail ? ` (${b.detail})` : ''}`}>
               {b.label}
             </span>
             <span className="bar-track">
               <span className="bar-fill" style={{ left: `${((b.start - root.start) / span) * 100}%`, width: `${Math.max(0.5, ((b.end - b.start) / span) * 100)}%` }} />
             </span>
+            {b.detail && (
+              <span className="bar-detail" data-testid="turn-detail">
+                {b.detail}
+              </span>
+            )}
           </li>
         ))}
       </ul>
