@@ -116,6 +116,7 @@ func TestClientDisconnectCancelsTheRun(t *testing.T) {
 	e := newAPIEnv(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", e.base+"/api/v1/chains/slow/run", strings.NewReader(`{"input":"go","stream":true}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +150,7 @@ func (e *apiEnv) streamRun(chain, runID string) (<-chan string, <-chan []string)
 	e.t.Helper()
 	body := fmt.Sprintf(`{"input":"go","stream":true,"runId":%q}`, runID)
 	req, _ := http.NewRequest("POST", e.base+"/api/v1/chains/"+chain+"/run", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)

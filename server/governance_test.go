@@ -199,6 +199,7 @@ func TestGovernanceSessionHourlyLimit(t *testing.T) {
 	// Redeploying the chain keeps the count: the counters belong to the
 	// server, not to the node instance.
 	req, _ := http.NewRequest(http.MethodPut, e.base+"/api/v1/chains/reader", strings.NewReader(strings.Replace(reader, "You are reader.", "You are reader, redeployed.", 1)))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("redeploy: %v %v", err, resp)

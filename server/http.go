@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/live"
 	"github.com/ruleagent/ruleagent/server/sse"
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -20,12 +22,21 @@ type Options struct {
 	// Store holds the deployed chains.
 	Store *Store
 	// Token, when set, is required as "Authorization: Bearer <token>" on
-	// every route but /healthz (the WebSocket also takes ?token=, since
-	// browsers cannot set headers on one).
+	// every route but /healthz and the editor's page (GET / and
+	// /index.html, which hold no secret and ask for the token). Browsers
+	// cannot set headers on a WebSocket: GET /api/v1/ws also takes it as
+	// the subprotocol "bearer.<base64url(token)>" next to "ruleagent"
+	// (and, deprecated, as ?token=).
 	Token string
 	// CORSOrigins are the browser origins allowed to call the API from
 	// another origin ("*" for any). None by default: CORS is off.
 	CORSOrigins []string
+	// AllowedHosts are the names the server answers to besides localhost
+	// (and its sub-domains) and IP addresses: requests naming another
+	// Host get 403, so that a page whose name was rebound to this server
+	// cannot use it (DNS rebinding). "*.example.com" admits the
+	// sub-domains of example.com; "*" admits any name.
+	AllowedHosts []string
 	// MaxBodyBytes bounds request bodies; DefaultMaxBody when zero.
 	MaxBodyBytes int64
 	// Heartbeat is the quiet time after which an event stream gets a
@@ -72,7 +83,15 @@ func Handler(o Options) http.Handler {
 	for pattern, h := range o.routes() {
 		mux.Handle(pattern, h)
 	}
-	return o.logRequests(o.cors(o.auth(o.identify(o.limitBody(traceContext(mux))))))
+	// The guard comes before the token: a rebound page is told why it is
+	// refused even without one. CORS headers come first, so that a front
+	// end admitted with --cors-origin can read a refusal.
+	return o.logRequests(o.cors(o.guard().wrap(o.auth(o.identify(o.limitBody(traceContext(mux)))))))
+}
+
+// guard is the browser-origin defence of every route (guard.go).
+func (o Options) guard() guard {
+	return newGuard(o.AllowedHosts, func(origin string) bool { return len(o.CORSOrigins) > 0 && o.originAllowed(origin) })
 }
 
 // auth enforces the bearer token, when one is set: a request with it is
@@ -82,17 +101,13 @@ func (o Options) auth(next http.Handler) http.Handler {
 	if o.Token == "" {
 		return next
 	}
-	want := []byte("Bearer " + o.Token)
-	wantQuery := []byte(o.Token)
+	check := tokenCheck(o.Token, o.Logger)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.Method == http.MethodOptions {
+		if r.URL.Path == "/healthz" || r.Method == http.MethodOptions || isEditorPage(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ok := subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
-		if !ok && r.URL.Path == "/api/v1/ws" {
-			ok = subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), wantQuery) == 1
-		}
+		ok := check(r)
 		if !ok && o.Identity != nil {
 			next.ServeHTTP(w, r)
 			return
@@ -108,6 +123,53 @@ func (o Options) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(identity.With(r.Context(), identity.Principal{Method: identity.MethodToken})))
 	})
+}
+
+// tokenCheck returns the check of a request's bearer token: the
+// Authorization header, or for the WebSocket what wsCredential finds (a
+// token in the deprecated ?token= is logged once).
+func tokenCheck(token string, logger *slog.Logger) func(*http.Request) bool {
+	want := []byte("Bearer " + token)
+	wantRaw := []byte(token)
+	var warnQuery sync.Once
+	return func(r *http.Request) bool {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1 {
+			return true
+		}
+		cred, inURL := wsCredential(r)
+		if cred == "" || subtle.ConstantTimeCompare([]byte(cred), wantRaw) != 1 {
+			return false
+		}
+		if inURL {
+			warnQuery.Do(func() {
+				logger.Warn("a WebSocket client sent the token in its URL (?token=), which is deprecated and will be refused in a " +
+					"later release: send it as the subprotocol bearer.<base64url(token)> next to ruleagent")
+			})
+		}
+		return true
+	}
+}
+
+// wsCredential is the credential a WebSocket handshake (GET /api/v1/ws)
+// carries, since a browser sets no headers on one: the subprotocol
+// "bearer.<base64url(credential)>", or the deprecated ?token= (inURL).
+// Other requests carry none here.
+func wsCredential(r *http.Request) (cred string, inURL bool) {
+	if r.URL.Path != "/api/v1/ws" {
+		return "", false
+	}
+	if t, ok := live.BearerSubprotocol(r); ok {
+		return string(t), false
+	}
+	q := r.URL.Query().Get("token")
+	return q, q != ""
+}
+
+// isEditorPage reports whether r asks for the editor's page (see
+// editor.Handler): it holds no secret, and asks for the token (or the
+// caller's credential) itself.
+func isEditorPage(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && (r.URL.Path == "/" || r.URL.Path == "/index.html")
 }
 
 // cors answers cross-origin requests from the configured origins only.

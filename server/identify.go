@@ -21,7 +21,7 @@ func (o Options) identify(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.Method == http.MethodOptions || identity.From(r.Context()).Method == identity.MethodToken {
+		if r.URL.Path == "/healthz" || r.Method == http.MethodOptions || isEditorPage(r) || identity.From(r.Context()).Method == identity.MethodToken {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -41,15 +41,13 @@ func (o Options) identify(next http.Handler) http.Handler {
 
 // bearerOf is the credential a request presents: the Authorization
 // header's bearer token, or for the WebSocket (whose browser API sets no
-// headers) the ?token= parameter.
+// headers) its subprotocol or ?token= parameter (wsCredential).
 func bearerOf(r *http.Request) string {
 	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return strings.TrimSpace(t)
 	}
-	if r.URL.Path == "/api/v1/ws" {
-		return r.URL.Query().Get("token")
-	}
-	return ""
+	cred, _ := wsCredential(r)
+	return cred
 }
 
 // keysAPI serves /api/v1/keys: the operator (the --token) creates, lists

@@ -21,10 +21,12 @@ const mcpShutdownTimeout = 5 * time.Second
 
 // MCPHTTP is the store's MCP server over streamable HTTP, to mount at /mcp.
 // It serves 2026-07-28 clients (stateless POSTs, subscriptions/listen) and
-// 2025-11-25 ones (sessions) side by side. mcp-go's DNS-rebinding
-// protection stays on: on a loopback listener, a request whose Host is not
-// a loopback name gets 403. The transport is made once per store, and
-// Close ends its sessions.
+// 2025-11-25 ones (sessions) side by side. The server's browser-origin
+// guard (guard.go, the one every route of Handler goes through) protects
+// it: a Host that is not localhost or an IP address gets 403 (DNS
+// rebinding), and so does a POST or DELETE from a page of another origin,
+// or a POST whose body is not JSON. The transport is made once per store,
+// and Close ends its sessions.
 //
 // The standalone GET event stream is refused (405, which the protocol
 // allows). mcp-go v1.2.1 feeds it and every POST's response stream from one
@@ -35,8 +37,12 @@ const mcpShutdownTimeout = 5 * time.Second
 // client: the one that saved a chain on that call's stream, the others on
 // the stream of their next request.
 func (s *Store) MCPHTTP() http.Handler {
-	return mcpEndpoint{s.mcpTransport()}
+	return newGuard(nil, nil).wrap(s.mcpEndpoint())
 }
+
+// mcpEndpoint is /mcp without the guard, for Handler, whose guard covers
+// every route.
+func (s *Store) mcpEndpoint() http.Handler { return mcpEndpoint{s.mcpTransport()} }
 
 func (s *Store) mcpTransport() *mcpserver.StreamableHTTPServer {
 	s.mcpHTTPMu.Lock()
@@ -47,6 +53,10 @@ func (s *Store) mcpTransport() *mcpserver.StreamableHTTPServer {
 			mcpserver.WithDisableStreaming(true),
 			mcpserver.WithSessionIdManager(newMCPSessionIDs(mcpSessionIdleTTL)),
 			mcpserver.WithSessionIdleTTL(mcpSessionIdleTTL),
+			// Our guard decides, for every route alike: mcp-go's own
+			// check would answer a rebound Host in plain text, and only
+			// on a loopback listener.
+			mcpserver.WithDisableLocalhostProtection(true),
 			// mcp-go logs every refused GET at Info; only problems matter.
 			mcpserver.WithStreamableHTTPLogger(slog.New(atLeast{slog.Default().Handler(), slog.LevelWarn})))
 	}

@@ -30,7 +30,9 @@ func (o Options) routes() map[string]http.Handler {
 
 	// Every method: POST carries messages, GET listens, DELETE ends a
 	// session.
-	routes["/mcp"] = s.MCPHTTP()
+	// The guard of Handler covers /mcp; MCPHTTP adds its own for servers
+	// that mount it alone.
+	routes["/mcp"] = s.mcpEndpoint()
 	add("GET /api/v1/chains", chains.list)
 	add("GET /api/v1/chains/{id}", chains.get)
 	add("PUT /api/v1/chains/{id}", chains.put)
@@ -49,7 +51,8 @@ func (o Options) routes() map[string]http.Handler {
 	if o.Keys != nil {
 		keysAPI{keys: o.Keys}.register(add)
 	}
-	routes["GET /api/v1/ws"] = s.live.Handler(func(origin string) bool { return o.originAllowed(origin) })
+	g := o.guard()
+	routes["GET /api/v1/ws"] = s.live.Handler(func(r *http.Request) bool { return g.checkOrigin(r) == nil })
 	return routes
 }
 

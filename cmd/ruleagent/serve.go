@@ -45,7 +45,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var usageF usageFlags
 	usageF.register(fs)
 	var globalsF globalFlag
-	var corsF, epTypes, epBind listFlag
+	var corsF, epTypes, epBind, hostsF listFlag
+	fs.Var(&hostsF, "allowed-hosts", "host names the server answers to besides localhost and IP addresses, e.g. the name a reverse proxy forwards (comma-separated or repeated; *.domain for its sub-domains; * for any); default $RULEAGENT_ALLOWED_HOSTS")
 	fs.Var(&epTypes, "endpoint-types", "endpoint types chains may start (comma-separated or repeated; * for all); default http, ws, net, schedule")
 	fs.Var(&epBind, "endpoint-bind", "hosts listening endpoints may bind besides loopback (comma-separated or repeated; * for any)")
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
@@ -61,6 +62,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if !server.IsLoopback(*addr) && *token == "" && idF.auth == "" {
 		return usagef("--addr %s is not loopback-only: set --token (or RULEAGENT_TOKEN), or --auth, so the API is not open to the network", *addr)
 	}
+	if len(hostsF) == 0 {
+		_ = hostsF.Set(os.Getenv("RULEAGENT_ALLOWED_HOSTS"))
+	}
+	hostsF = append(hostsF, addrName(*addr)...)
 	logger, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return usagef("%v", err)
@@ -131,7 +136,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, MaxBodyBytes: *maxBody,
+	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, AllowedHosts: hostsF, MaxBodyBytes: *maxBody,
 		// demoModel tells the editor (and anyone) that agents answer from
 		// the built-in demo model.
 		Health: func() map[string]any {
@@ -172,6 +177,16 @@ func chainsFolder(dir string) error {
 		return usagef("--chains %s: not a folder", dir)
 	}
 	return nil
+}
+
+// addrName is the host name --addr binds, when it is a name rather than an
+// IP address: the server answers to it.
+func addrName(addr string) []string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || net.ParseIP(host) != nil {
+		return nil
+	}
+	return []string{host}
 }
 
 // shutdown stops accepting requests, lets the runs in progress finish for

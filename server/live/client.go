@@ -1,6 +1,7 @@
 package live
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -74,24 +75,46 @@ func (c *client) closeWith(code int, text string) {
 	})
 }
 
-// Handler serves GET /api/v1/ws. allowOrigin decides whether a browser
-// page from another origin may connect (same-origin pages and non-browser
-// clients always may).
-func (h *Hub) Handler(allowOrigin func(origin string) bool) http.Handler {
+// Subprotocol is the WebSocket subprotocol the server answers. A browser
+// client offers it together with "bearer.<base64url(token)>" (no padding)
+// when the server needs a token, since browsers cannot set headers on a
+// WebSocket and a token in the URL ends up in logs and histories.
+const Subprotocol = "ruleagent"
+
+// bearerPrefix starts the subprotocol that carries the token.
+const bearerPrefix = "bearer."
+
+// BearerSubprotocol returns the token a client offered as the subprotocol
+// "bearer.<base64url(token)>", and whether it offered one (a malformed one
+// is offered, with no token).
+func BearerSubprotocol(r *http.Request) ([]byte, bool) {
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			if enc, ok := strings.CutPrefix(strings.TrimSpace(p), bearerPrefix); ok {
+				tok, err := base64.RawURLEncoding.DecodeString(enc)
+				if err != nil {
+					return nil, true
+				}
+				return tok, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// Handler serves GET /api/v1/ws. checkOrigin decides whether a browser
+// page may connect (the server's guard has decided before; this holds
+// when the handler is mounted alone); nil admits same-origin pages and
+// non-browser clients only.
+func (h *Hub) Handler(checkOrigin func(r *http.Request) bool) http.Handler {
+	if checkOrigin == nil {
+		checkOrigin = sameOriginOrNone
+	}
 	up := websocket.Upgrader{
 		ReadBufferSize:  4096,
 		WriteBufferSize: 16 << 10,
-		CheckOrigin: func(r *http.Request) bool {
-			origin := r.Header.Get("Origin")
-			if origin == "" {
-				return true
-			}
-			u, err := url.Parse(origin)
-			if err == nil && strings.EqualFold(u.Host, r.Host) {
-				return true
-			}
-			return allowOrigin != nil && allowOrigin(origin)
-		},
+		CheckOrigin:     checkOrigin,
+		Subprotocols:    []string{Subprotocol},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := up.Upgrade(w, r, nil)
@@ -106,6 +129,17 @@ func (h *Hub) Handler(allowOrigin func(origin string) bool) http.Handler {
 		c.dropOnce.Do(func() { close(c.gone) })
 		_ = conn.Close()
 	})
+}
+
+// sameOriginOrNone admits a request without an Origin, or whose Origin
+// names the request's host.
+func sameOriginOrNone(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
 }
 
 // request is a message from the client.
