@@ -1,12 +1,17 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/sessions"
 )
 
 // A read-only server runs its chains and refuses to change them over the
@@ -77,6 +82,56 @@ func TestWritableServerOffersSave(t *testing.T) {
 		t.Error("save_rule_chain missing")
 	}
 	if _, body, _ := e.do("GET", "/healthz", nil); !strings.Contains(string(body), `"readOnly":false`) {
+		t.Errorf("healthz: %s", body)
+	}
+}
+
+// A read-only server also refuses the session routes that change
+// sessions (DELETE, PUT model), while runs go on writing their sessions:
+// the API changes nothing but through runs.
+func TestReadOnlyServerSessions(t *testing.T) {
+	llm := llmtest.NewServer(t, sessionScript())
+	dir := t.TempDir()
+	memo := memoChain("memo", map[string]any{"scope": "user", "allowedModels": []any{"small-model"}})
+	if err := os.WriteFile(filepath.Join(dir, "memo.json"), []byte(memo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := NewConfig(map[string]string{"llm_url": llm.URL, "api_key": "sk-test", "model": "test-model"})
+	st := sessions.NewMemory()
+	components.RegisterSessions(&cfg, st)
+	store, errs := OpenStoreWith(dir, cfg, StoreOptions{ReadOnly: true})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	t.Cleanup(store.Close)
+	e := &apiEnv{t: t, llm: llm, dir: dir, store: store, opts: Options{Store: store}}
+	e.base = serveLoopback(t, Handler(e.opts))
+
+	e.runOnce("memo", map[string]any{"input": "remember the milk", "metadata": map[string]any{"userId": "alice"}}, "success")
+	const id = "memo:user:alice"
+	if code, body, _ := e.do("DELETE", "/api/v1/sessions/"+id, nil); code != 403 || !strings.Contains(string(body), "read-only") {
+		t.Errorf("DELETE session: %d %s", code, body)
+	}
+	if code, body, _ := e.do("PUT", "/api/v1/sessions/"+id+"/model", map[string]any{"model": "small-model"}); code != 403 ||
+		!strings.Contains(string(body), "read-only") {
+		t.Errorf("PUT session model: %d %s", code, body)
+	}
+	rec, err := st.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("the refused DELETE removed the session: %v", err)
+	}
+	if rec.Model != "" {
+		t.Errorf("the refused PUT set the model %q", rec.Model)
+	}
+	// Reading stays open, and runs still write their sessions.
+	if code, body, _ := e.do("GET", "/api/v1/sessions/"+id, nil); code != 200 || !strings.Contains(string(body), "remember the milk") {
+		t.Errorf("GET session: %d %s", code, body)
+	}
+	e.runOnce("memo", map[string]any{"input": "and the eggs", "metadata": map[string]any{"userId": "alice"}}, "success")
+	if _, body, _ := e.do("GET", "/api/v1/sessions/"+id, nil); !strings.Contains(string(body), "and the eggs") {
+		t.Errorf("a run on a read-only server did not write its session: %s", body)
+	}
+	if _, body, _ := e.do("GET", "/healthz", nil); !strings.Contains(string(body), `"readOnly":true`) {
 		t.Errorf("healthz: %s", body)
 	}
 }

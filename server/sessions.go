@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -117,13 +118,27 @@ func (a sessionsAPI) export(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"format": SessionExportFormat, "exportedAt": time.Now().UTC(), "session": rec})
 }
 
+// writable answers 403 on a read-only server, whose API changes sessions
+// only through runs (which keep writing theirs).
+func (a sessionsAPI) writable(w http.ResponseWriter, id string) bool {
+	if !a.s.readOnly {
+		return true
+	}
+	err := fmt.Errorf("%w: session %s changes only through its runs", ErrReadOnly, quote(id))
+	writeError(w, http.StatusForbidden, err.Error())
+	return false
+}
+
 // del answers DELETE /api/v1/sessions/{id}.
 func (a sessionsAPI) del(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !a.writable(w, id) {
+		return
+	}
 	st := a.store(w)
 	if st == nil {
 		return
 	}
-	id := r.PathValue("id")
 	if !mayTouchSession(w, r, id) {
 		return
 	}
@@ -139,6 +154,9 @@ func (a sessionsAPI) del(w http.ResponseWriter, r *http.Request) {
 // run on ("" or "default": the agent's own model). The session is created
 // when it does not exist yet.
 func (a sessionsAPI) setModel(w http.ResponseWriter, r *http.Request) {
+	if !a.writable(w, r.PathValue("id")) {
+		return
+	}
 	st := a.store(w)
 	if st == nil {
 		return
