@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net"
@@ -37,6 +38,12 @@ type Options struct {
 	// cannot use it (DNS rebinding). "*.example.com" admits the
 	// sub-domains of example.com; "*" admits any name.
 	AllowedHosts []string
+	// StreamLimits bound a stream whose client stops reading: it is
+	// dropped (and its run cancelled, as when a client goes away) after
+	// WriteTimeout without progress (MCP answers too), or once it is
+	// MaxQueuedBytes behind (SSE); sse's defaults for zero fields. A run
+	// never waits for its client.
+	StreamLimits sse.Limits
 	// MaxBodyBytes bounds request bodies; DefaultMaxBody when zero.
 	MaxBodyBytes int64
 	// Heartbeat is the quiet time after which an event stream gets a
@@ -223,8 +230,12 @@ func (o Options) limitBody(next http.Handler) http.Handler {
 func (o Options) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
+		// A stream that drops its client cancels the request, so that
+		// the handler's run ends as when the client goes away.
+		ctx, cancel := context.WithCancelCause(r.Context())
+		defer cancel(nil)
+		sw := &statusWriter{ResponseWriter: w, limits: o.StreamLimits, drop: cancel}
+		next.ServeHTTP(sw, r.WithContext(ctx))
 		level := slog.LevelInfo
 		if r.URL.Path == "/healthz" || r.URL.Path == "/metrics" {
 			level = slog.LevelDebug
@@ -238,10 +249,24 @@ func (o Options) logRequests(next http.Handler) http.Handler {
 	})
 }
 
-// statusWriter remembers the status a handler wrote.
+// statusWriter remembers the status a handler wrote; it is the SSE
+// writers' sse.Server: it carries the server's stream limits, and cancels
+// the request when a stream drops its client.
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code   int
+	limits sse.Limits
+	drop   context.CancelCauseFunc
+}
+
+// SSELimits implements sse.Server.
+func (w *statusWriter) SSELimits() sse.Limits { return w.limits }
+
+// StreamDropped implements sse.Server.
+func (w *statusWriter) StreamDropped(err error) {
+	if w.drop != nil {
+		w.drop(err)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {

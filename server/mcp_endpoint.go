@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/ruleagent/ruleagent/server/sse"
 )
 
 // mcpEndpoint is /mcp: mcp-go's streamable HTTP transport, which answers
@@ -43,7 +46,8 @@ func (e mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = json.Unmarshal(body, &head)
 	slot := &errSlot{}
-	sw := &slotWriter{ResponseWriter: w, slot: slot, id: head.ID}
+	sw := &slotWriter{ResponseWriter: w, slot: slot, id: head.ID, rc: http.NewResponseController(w),
+		writeTimeout: sse.LimitsOf(w).WriteTimeout}
 	e.h.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), errSlotKey{}, slot)))
 }
 
@@ -70,12 +74,22 @@ func (s *errSlot) get() *protocolError {
 
 // slotWriter passes mcp-go's response through, unless the slot holds an
 // error when the response starts: then it answers with that error instead.
+// Each write has a deadline (the server's stream write timeout): a client
+// that stops reading an answer or its progress stream is dropped rather
+// than holding the request forever.
 type slotWriter struct {
 	http.ResponseWriter
-	slot     *errSlot
-	id       json.RawMessage
-	started  bool
-	replaced bool
+	slot         *errSlot
+	id           json.RawMessage
+	started      bool
+	replaced     bool
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+}
+
+// deadline gives the next write the stream write timeout.
+func (w *slotWriter) deadline() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
 }
 
 // begin decides, at the response's first byte, whether it is replaced.
@@ -89,6 +103,7 @@ func (w *slotWriter) begin() {
 		return
 	}
 	w.replaced = true
+	w.deadline()
 	h := w.ResponseWriter.Header()
 	h.Del("Content-Length")
 	h.Set("Content-Type", "application/json")
@@ -119,6 +134,7 @@ func (w *slotWriter) Write(b []byte) (int, error) {
 	if w.replaced {
 		return len(b), nil
 	}
+	w.deadline()
 	return w.ResponseWriter.Write(b)
 }
 
@@ -126,6 +142,7 @@ func (w *slotWriter) Write(b []byte) (int, error) {
 func (w *slotWriter) Flush() {
 	w.begin()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replaced {
+		w.deadline()
 		f.Flush()
 	}
 }

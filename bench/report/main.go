@@ -42,7 +42,7 @@ func benches(count int) []goBench {
 		{pkg: "./tools/", pattern: "^BenchmarkToolSpan$"},
 		{pkg: "./agent/", pattern: "^(BenchmarkChatSpan|BenchmarkTracedRun)$"},
 		{pkg: "./events/", pattern: "^BenchmarkAppendJSON$"},
-		{pkg: "./server/sse/", pattern: "^BenchmarkEvent$"},
+		{pkg: "./server/sse/", pattern: "^Benchmark(Event|Stream)$"},
 		{pkg: "./server/completions/", pattern: "^BenchmarkChunkContent$"},
 		{pkg: "./tools/bash/", pattern: "^BenchmarkPolicyCheck$"},
 		{pkg: "./tools/bash/", pattern: "^BenchmarkSandbox(Cost|RunCost)$", count: 3},
