@@ -25,16 +25,27 @@ const settle = 150 * time.Millisecond
 type folderWatch struct {
 	s *Store
 
-	mu     sync.Mutex
-	seen   map[string][32]byte // path -> content last loaded or written
-	timers map[string]*time.Timer
+	// settle is the quiet time before a reload (the constant settle,
+	// shorter in tests).
+	settle time.Duration
+
+	mu   sync.Mutex
+	seen map[string][32]byte // path -> content last loaded or written
+	// timers are the reloads waiting for their file to settle, by path.
+	timers map[string]*reloadTimer
 	w      *fsnotify.Watcher
 	wg     sync.WaitGroup
 	closed bool
 }
 
+// reloadTimer is one scheduled reload. A timer that has fired is never
+// re-armed (its function would run twice): a write that comes after it
+// fired gets a new reloadTimer, and the fired one, finding itself replaced
+// in timers, does nothing.
+type reloadTimer struct{ t *time.Timer }
+
 func newFolderWatch(s *Store) *folderWatch {
-	return &folderWatch{s: s, seen: map[string][32]byte{}, timers: map[string]*time.Timer{}}
+	return &folderWatch{s: s, settle: settle, seen: map[string][32]byte{}, timers: map[string]*reloadTimer{}}
 }
 
 // Watch starts reloading chain files changed in the chains folder (and its
@@ -116,24 +127,36 @@ func (fw *folderWatch) event(w *fsnotify.Watcher, ev fsnotify.Event) {
 func (fw *folderWatch) schedule(path string) {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	fw.scheduleLocked(path)
+}
+
+// scheduleLocked is schedule; the caller holds fw.mu.
+func (fw *folderWatch) scheduleLocked(path string) {
 	if fw.closed {
 		return
 	}
-	if t, ok := fw.timers[path]; ok {
-		t.Reset(settle)
+	// Stop reports whether the timer was still pending: only then may it
+	// be moved. One that fired is waiting for fw.mu to run its reload.
+	if rt, ok := fw.timers[path]; ok && rt.t.Stop() {
+		rt.t.Reset(fw.settle)
 		return
 	}
+	rt := &reloadTimer{}
 	fw.wg.Add(1)
-	fw.timers[path] = time.AfterFunc(settle, func() {
+	rt.t = time.AfterFunc(fw.settle, func() {
 		defer fw.wg.Done()
 		fw.mu.Lock()
-		delete(fw.timers, path)
+		current := fw.timers[path] == rt
+		if current {
+			delete(fw.timers, path)
+		}
 		closed := fw.closed
 		fw.mu.Unlock()
-		if !closed {
+		if current && !closed {
 			fw.reload(path)
 		}
 	})
+	fw.timers[path] = rt
 }
 
 // reload brings the deployed chains in step with path.
@@ -206,8 +229,8 @@ func (fw *folderWatch) close() {
 		return
 	}
 	fw.closed = true
-	for p, t := range fw.timers {
-		if t.Stop() {
+	for p, rt := range fw.timers {
+		if rt.t.Stop() {
 			fw.wg.Done()
 		}
 		delete(fw.timers, p)
