@@ -33,6 +33,16 @@ type chainPool struct {
 	retiring   map[types.RuleEngine]bool
 	retireDone sync.WaitGroup
 	grace      time.Duration
+	// building holds New's builds in progress, by chain id: a concurrent
+	// New of the same chain waits for it instead of building its own.
+	building map[string]*poolBuild
+}
+
+// poolBuild is one build by New; e and err are set when done is closed.
+type poolBuild struct {
+	done chan struct{}
+	e    types.RuleEngine
+	err  error
 }
 
 // retireGrace is how long a replaced or deleted chain's runs may go on
@@ -40,7 +50,8 @@ type chainPool struct {
 const retireGrace = 15 * time.Minute
 
 func newChainPool() *chainPool {
-	return &chainPool{engines: map[string]types.RuleEngine{}, retiring: map[types.RuleEngine]bool{}, grace: retireGrace}
+	return &chainPool{engines: map[string]types.RuleEngine{}, retiring: map[types.RuleEngine]bool{}, grace: retireGrace,
+		building: map[string]*poolBuild{}}
 }
 
 // build makes a new engine for id without publishing it.
@@ -129,6 +140,12 @@ func (p *chainPool) Load(folder string, opts ...types.RuleEngineOption) error {
 
 // New implements types.RuleEnginePool with RuleGo's semantics: an existing
 // chain is returned unchanged. An empty id means the DSL's ruleChain.id.
+//
+// Concurrent calls for one chain build it once: the others wait for that
+// build and get its engine. (Each used to build its own and publish it,
+// retiring the engine the previous caller had just been given.) A version
+// published meanwhile by Swap or Publish (a deploy) wins over the build,
+// which is then stopped unused.
 func (p *chainPool) New(id string, dsl []byte, opts ...types.RuleEngineOption) (types.RuleEngine, error) {
 	if id == "" {
 		var err error
@@ -136,10 +153,38 @@ func (p *chainPool) New(id string, dsl []byte, opts ...types.RuleEngineOption) (
 			return nil, err
 		}
 	}
-	if e, ok := p.Get(id); ok {
+	p.mu.Lock()
+	if e, ok := p.engines[id]; ok {
+		p.mu.Unlock()
 		return e, nil
 	}
-	return p.Swap(id, dsl, opts...)
+	if b, ok := p.building[id]; ok {
+		p.mu.Unlock()
+		<-b.done
+		return b.e, b.err
+	}
+	b := &poolBuild{done: make(chan struct{})}
+	p.building[id] = b
+	p.mu.Unlock()
+	defer close(b.done)
+
+	e, err := p.build(id, dsl, opts...)
+	var unused types.RuleEngine
+	p.mu.Lock()
+	delete(p.building, id)
+	if err == nil {
+		if cur, ok := p.engines[id]; ok {
+			unused, e = e, cur
+		} else {
+			p.engines[id] = e
+		}
+	}
+	b.e, b.err = e, err
+	p.mu.Unlock()
+	if unused != nil {
+		unused.Stop(context.Background())
+	}
+	return e, err
 }
 
 // Get implements types.RuleEnginePool.

@@ -126,10 +126,17 @@ type Registry struct {
 	mu     sync.Mutex
 	runs   map[string]*Run
 	active atomic.Int64
+	// idle is closed while no run is in progress; Start replaces it when
+	// the first run starts, End closes it when the last one ends.
+	idle chan struct{}
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry { return &Registry{runs: map[string]*Run{}} }
+func NewRegistry() *Registry {
+	idle := make(chan struct{})
+	close(idle)
+	return &Registry{runs: map[string]*Run{}, idle: idle}
+}
 
 // Start registers a run described by info whose events go to out. It
 // returns the run and a context derived from ctx that its Cancel stops;
@@ -150,6 +157,9 @@ func (g *Registry) Start(ctx context.Context, info Info, out events.Sink) (*Run,
 		cancel(ErrDuplicate)
 		return nil, nil, ErrDuplicate
 	}
+	if len(g.runs) == 0 {
+		g.idle = make(chan struct{})
+	}
 	g.runs[info.RunID] = r
 	g.active.Add(1)
 	return r, rctx, nil
@@ -161,6 +171,9 @@ func (g *Registry) End(r *Run) {
 	if g.runs[r.info.RunID] == r {
 		delete(g.runs, r.info.RunID)
 		g.active.Add(-1)
+		if len(g.runs) == 0 {
+			close(g.idle)
+		}
 	}
 	g.mu.Unlock()
 	r.cancel(context.Canceled)
@@ -222,16 +235,15 @@ func (g *Registry) CancelAll(cause error) int {
 }
 
 // Wait blocks until no run is in progress or ctx ends, and reports whether
-// every run ended.
+// every run ended. It returns as soon as the last run ends.
 func (g *Registry) Wait(ctx context.Context) bool {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for g.Active() > 0 {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
+	g.mu.Lock()
+	idle := g.idle
+	g.mu.Unlock()
+	select {
+	case <-idle:
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	return true
 }
