@@ -38,8 +38,12 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 		if err != nil {
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
 		}
+		// Attached before the answers go in, so that what they set off is
+		// reported to this request.
+		r.progress.attach(call.Peer, call.Progress)
 		if err := r.answer(call.Responses); err != nil {
 			// The run stays as it was: the same state may be retried.
+			r.progress.detach(true)
 			c.waiting.release(r)
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
 		}
@@ -59,23 +63,32 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 	return c.await(ctx, run, call)
 }
 
-// await waits on a run for the request ctx: until it ends, until it asks a
-// 2026-07-28 client for input (the run then waits for the retry), or until
-// the request is cancelled (and with it the run).
+// await waits on a run, whose progress is attached to the request ctx:
+// until it ends, until it asks a 2026-07-28 client for input (the run then
+// waits for the retry), or until the request is cancelled (and with it the
+// run).
+//
+// The progress is detached before the outcome is returned, its queued
+// notifications written: none follows the result. A cancelled request is
+// sent nothing more: its queued progress is dropped, and the transports
+// drop the result mcp-go still writes for it (see mcpEndpoint and
+// ServeStdio).
 func (c *chainTools) await(ctx context.Context, run *chainRun, call toolCall) toolOutcome {
-	run.progress.attach(call.Peer, call.Progress)
-	defer run.progress.detach()
 	stop := context.AfterFunc(ctx, func() { run.cancel(context.Cause(ctx)) })
 	defer stop()
 	for {
 		if qs := run.questions(); len(qs) > 0 {
+			run.progress.detach(true)
 			return c.askClient(run, call, qs)
 		}
 		select {
 		case <-run.done:
+			run.progress.detach(true)
 			return c.outcome(run)
 		case <-run.wake:
 		case <-ctx.Done():
+			run.progress.detach(false)
+			// Store.Run stops the run within components.CancelGrace.
 			<-run.done
 			return c.outcome(run)
 		}

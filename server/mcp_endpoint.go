@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -22,8 +23,13 @@ import (
 // 2026-07-28 requires, as long as nothing was sent yet. (ServeStdio does
 // the same over stdio; in process, the error reaches a Go client as -32603
 // with the same message.)
+//
+// The endpoint also writes a call's progress on the call's own response
+// stream (slotWriter is the request's requestStream), and drops the
+// response to a request of a session whose client cancelled it (calls).
 type mcpEndpoint struct {
-	h *mcpserver.StreamableHTTPServer
+	h     *mcpserver.StreamableHTTPServer
+	calls *openCalls
 }
 
 // maxMCPBody bounds the body read to learn a request's id; mcp-go applies
@@ -41,14 +47,24 @@ func (e mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var head struct {
-		ID json.RawMessage `json:"id"`
-	}
+	var head rpcHead
 	_ = json.Unmarshal(body, &head)
 	slot := &errSlot{}
 	sw := &slotWriter{ResponseWriter: w, slot: slot, id: head.ID, rc: http.NewResponseController(w),
 		writeTimeout: sse.LimitsOf(w).WriteTimeout}
-	e.h.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), errSlotKey{}, slot)))
+	// Cancellation is by session: a 2026-07-28 client, which has none,
+	// cancels by closing the request's stream.
+	if session := r.Header.Get("Mcp-Session-Id"); session != "" {
+		if id, ok := head.isCancel(); ok {
+			e.calls.cancel(session + " " + id)
+		} else if id := jsonrpcID(head.ID); id != "" && head.Method != "" {
+			key := session + " " + id
+			sw.cancelled = e.calls.add(key)
+			defer e.calls.done(key, sw.cancelled)
+		}
+	}
+	ctx := context.WithValue(context.WithValue(r.Context(), errSlotKey{}, slot), requestStreamKey{}, sw)
+	e.h.ServeHTTP(sw, r.WithContext(ctx))
 }
 
 // errSlot carries a tool's protocol error from the handler to the
@@ -74,25 +90,38 @@ func (s *errSlot) get() *protocolError {
 
 // slotWriter passes mcp-go's response through, unless the slot holds an
 // error when the response starts: then it answers with that error instead.
-// Each write has a deadline (the server's stream write timeout): a client
-// that stops reading an answer or its progress stream is dropped rather
-// than holding the request forever.
+// It is the request's requestStream: notify opens the response as an event
+// stream, and mcp-go's JSON answer then follows as the stream's last event.
+// The answer to a request its client cancelled is dropped. Each write has
+// a deadline (the server's stream write timeout): a client that stops
+// reading an answer or its progress stream is dropped rather than holding
+// the request forever.
 type slotWriter struct {
 	http.ResponseWriter
 	slot         *errSlot
 	id           json.RawMessage
-	started      bool
-	replaced     bool
+	cancelled    *atomic.Bool // nil: not cancellable
 	rc           *http.ResponseController
 	writeTimeout time.Duration
+
+	mu       sync.Mutex // orders notify with mcp-go's writes
+	started  bool
+	replaced bool
+	// sse is set when notify opened the response as an event stream.
+	sse bool
 }
 
-// deadline gives the next write the stream write timeout.
+// deadline gives the next write the stream write timeout. The caller
+// holds w.mu.
 func (w *slotWriter) deadline() {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
 }
 
+// sseEvent is how an event stream carries one JSON-RPC message.
+const sseEventPrefix = "event: message\ndata: "
+
 // begin decides, at the response's first byte, whether it is replaced.
+// The caller holds w.mu.
 func (w *slotWriter) begin() {
 	if w.started {
 		return
@@ -111,6 +140,38 @@ func (w *slotWriter) begin() {
 	_, _ = w.ResponseWriter.Write(perr.response(w.id))
 }
 
+// openStream starts the response as an event stream. The caller holds
+// w.mu.
+func (w *slotWriter) openStream() {
+	w.started, w.sse = true, true
+	h := w.ResponseWriter.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.ResponseWriter.WriteHeader(http.StatusOK)
+}
+
+func (w *slotWriter) isCancelled() bool { return w.cancelled != nil && w.cancelled.Load() }
+
+// notify implements requestStream.
+func (w *slotWriter) notify(msg []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.replaced || w.isCancelled() {
+		return
+	}
+	if !w.started {
+		w.openStream()
+	}
+	w.deadline()
+	if _, err := io.WriteString(w.ResponseWriter, sseEventPrefix); err == nil {
+		_, _ = w.ResponseWriter.Write(append(msg, "\n\n"...))
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // response is the JSON-RPC answer, with its newline, to request id that
 // failed with e.
 func (e *protocolError) response(id json.RawMessage) []byte {
@@ -123,6 +184,17 @@ func (e *protocolError) response(id json.RawMessage) []byte {
 }
 
 func (w *slotWriter) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		return // the stream notify opened, or the replacement, is under way
+	}
+	if w.isCancelled() {
+		// The answer will be dropped: an empty event stream ends the
+		// request.
+		w.openStream()
+		return
+	}
 	w.begin()
 	if !w.replaced {
 		w.ResponseWriter.WriteHeader(code)
@@ -130,16 +202,38 @@ func (w *slotWriter) WriteHeader(code int) {
 }
 
 func (w *slotWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.started && w.isCancelled() {
+		w.openStream()
+	}
 	w.begin()
 	if w.replaced {
 		return len(b), nil
 	}
+	msg, event := bytes.CutPrefix(b, []byte(sseEventPrefix))
+	if w.isCancelled() && responseID(msg) == jsonrpcID(w.id) {
+		return len(b), nil
+	}
 	w.deadline()
+	if w.sse && !event && w.ResponseWriter.Header().Get("Content-Type") == "application/json" {
+		// mcp-go answers in JSON on a stream notify opened: the answer
+		// becomes the stream's last event.
+		if _, err := io.WriteString(w.ResponseWriter, sseEventPrefix); err != nil {
+			return 0, err
+		}
+		if _, err := w.ResponseWriter.Write(append(bytes.TrimRight(b, "\n"), "\n\n"...)); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
 	return w.ResponseWriter.Write(b)
 }
 
 // Flush keeps the response streamable (mcp-go sends progress as SSE).
 func (w *slotWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.begin()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replaced {
 		w.deadline()

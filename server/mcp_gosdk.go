@@ -133,12 +133,34 @@ type gosdkPeer struct {
 	ctx context.Context
 }
 
+// requestStream is a transport's way to the client of one request (see
+// mcpEndpoint and ServeStdio): a notification written through it reaches
+// the client before the request's response, which mcp-go writes later
+// through the same writer. mcp-go's own notifications travel on a queue of
+// the session that any of its open requests may drain, on a goroutine of
+// their own: a call's progress could reach the client on another call's
+// stream, or after the call's own response.
+type requestStream interface {
+	notify(msg []byte)
+}
+
+type requestStreamKey struct{}
+
+// progress writes notifications/progress, unless the request was
+// cancelled: then nothing more is sent for it.
 func (p gosdkPeer) progress(token any, n int, message string) {
-	_ = p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), map[string]any{
-		"progressToken": token,
-		"progress":      n,
-		"message":       message,
-	})
+	if p.ctx.Err() != nil {
+		return
+	}
+	params := map[string]any{"progressToken": token, "progress": n, "message": message}
+	if rs, ok := p.ctx.Value(requestStreamKey{}).(requestStream); ok {
+		msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": string(mcp.MethodNotificationProgress), "params": params})
+		if err == nil {
+			rs.notify(msg)
+		}
+		return
+	}
+	_ = p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params)
 }
 
 func (p gosdkPeer) elicit(ctx context.Context, q ask.Question) (ask.Answer, error) {

@@ -42,12 +42,18 @@ func (s *Store) MCPHTTP() http.Handler {
 
 // mcpEndpoint is /mcp without the guard, for Handler, whose guard covers
 // every route.
-func (s *Store) mcpEndpoint() http.Handler { return mcpEndpoint{s.mcpTransport()} }
+func (s *Store) mcpEndpoint() http.Handler {
+	h := s.mcpTransport()
+	s.mcpHTTPMu.Lock()
+	defer s.mcpHTTPMu.Unlock()
+	return mcpEndpoint{h: h, calls: s.mcpCalls}
+}
 
 func (s *Store) mcpTransport() *mcpserver.StreamableHTTPServer {
 	s.mcpHTTPMu.Lock()
 	defer s.mcpHTTPMu.Unlock()
 	if s.mcpHTTP == nil {
+		s.mcpCalls = newOpenCalls()
 		s.mcpHTTP = mcpserver.NewStreamableHTTPServer(s.mcp,
 			mcpserver.WithEndpointPath("/mcp"),
 			mcpserver.WithDisableStreaming(true),

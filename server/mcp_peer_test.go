@@ -50,7 +50,9 @@ type sdkReport map[string]json.RawMessage
 
 // runSDKClient runs the SDK client script with args. At its cancel-wait
 // step it waits until the slow agent's model request has arrived, then
-// tells the script to abort the call.
+// tells the script to abort the call; once the cancelled run has let go of
+// its model (and had time to write whatever it would), it tells the script
+// so.
 func runSDKClient(t *testing.T, hang *hangingModel, env []string, args ...string) sdkReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
@@ -83,9 +85,20 @@ func runSDKClient(t *testing.T, hang *hangingModel, env []string, args ...string
 			continue
 		}
 		report[head.Step] = append(json.RawMessage(nil), lines.Bytes()...)
-		if head.Step == "cancel-wait" {
+		switch head.Step {
+		case "cancel-wait":
 			await(t, hang.arrived, "the slow agent's model request")
 			_, _ = io.WriteString(stdin, "cancel\n")
+		case "cancel":
+			// Bounded generously: on a loaded machine the cancellation
+			// takes its time to reach the model's request.
+			select {
+			case <-hang.gone:
+			case <-time.After(20 * time.Second):
+				t.Fatal("timed out waiting for the cancelled run to let go of its model")
+			}
+			time.Sleep(200 * time.Millisecond)
+			_, _ = io.WriteString(stdin, "drained\n")
 		}
 	}
 	_ = stdin.Close()
@@ -135,9 +148,14 @@ func (r sdkResult) text() string {
 }
 
 // checkSDKReport judges a run of the SDK client against the test chains,
-// whichever transport carried it. hang tells whether the cancelled run let
-// go of its model.
-func checkSDKReport(t *testing.T, r sdkReport, hang *hangingModel) {
+// whichever transport carried it (runSDKClient saw the cancelled run let go
+// of its model). Over stdio the SDK 1.x may report a call's last progress
+// as one for an unknown token although it came before the response: it
+// handles notifications in a later microtask but a response at once, and
+// lines that arrive in one read are handled in one go (typescript-sdk#2580;
+// the server leaves progressGap between them, which a loaded machine can
+// defeat). TestMCPStdioProgressBeforeResult checks that order on the wire.
+func checkSDKReport(t *testing.T, r sdkReport, stdio bool) {
 	t.Helper()
 	var server struct {
 		Name string `json:"name"`
@@ -203,7 +221,28 @@ func checkSDKReport(t *testing.T, r sdkReport, hang *hangingModel) {
 	if json.Unmarshal(r["cancel"], &cancelled); !strings.Contains(cancelled.Rejected, "the test cancels") {
 		t.Errorf("the aborted call: %s", r["cancel"])
 	}
-	await(t, hang.gone, "the cancelled run to let go of its model")
+
+	// Parallel calls: each saw its own progress, and the SDK saw no
+	// progress after a call's result, nor a result after the cancellation.
+	var calls []struct {
+		Notes  []json.RawMessage `json:"notes"`
+		Result sdkResult         `json:"result"`
+	}
+	r.field(t, "parallel", "calls", &calls)
+	for i, c := range calls {
+		if c.Result.IsError || c.Result.text() != readerAnswer || len(c.Notes) == 0 {
+			t.Errorf("parallel call %d: %d notes, %+v", i, len(c.Notes), c.Result)
+		}
+	}
+	var sdkErrors []string
+	r.field(t, "done", "errors", &sdkErrors)
+	for _, e := range sdkErrors {
+		if stdio && strings.HasPrefix(e, "Received a progress notification for an unknown token") {
+			t.Logf("the SDK reported (typescript-sdk#2580): %s", e)
+			continue
+		}
+		t.Errorf("the SDK reported: %s", e)
+	}
 
 	var listChanged int
 	var after []string
@@ -254,7 +293,7 @@ func TestMCPOverHTTPWithSDK(t *testing.T) {
 	e := newMCPEnv(t)
 	base := serveLoopback(t, Handler(Options{Store: e.store, Token: "peer-token"}))
 	r := runSDKClient(t, e.hang, []string{"MCP_TOKEN=peer-token"}, "http", base+"/mcp")
-	checkSDKReport(t, r, e.hang)
+	checkSDKReport(t, r, false)
 }
 
 // TestMCPOverStdioWithSDK: the same client over stdio, against the
@@ -277,7 +316,7 @@ func TestMCPOverStdioWithSDK(t *testing.T) {
 	}
 	t.Run("sdk 1.x", func(t *testing.T) {
 		e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
-		checkSDKReport(t, runSDKClient(t, e.hang, nil, stdio(e)...), e.hang)
+		checkSDKReport(t, runSDKClient(t, e.hang, nil, stdio(e)...), true)
 	})
 	t.Run("client 2.x", func(t *testing.T) {
 		peers.Need(t, filepath.Join(repoRoot, "test/peers/node_modules/@modelcontextprotocol/client/package.json"))

@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ruleagent/ruleagent/events"
@@ -20,13 +21,19 @@ import (
 // A run that waits for a 2026-07-28 client's input outlives its request:
 // the sink is attached to each request that waits on the run in turn, and
 // sends nothing in between.
+//
+// What a request is sent goes out in order, on a goroutine of the
+// attachment (progressOut), so that Emit never waits for the client; the
+// request detaches before it answers, and detaching waits until what was
+// queued has been written: no notification follows the result (MCP:
+// progress stops at completion). A request that was cancelled detaches
+// dropping what is queued: nothing follows the cancellation either.
 type progressSink struct {
 	interval time.Duration
 	now      func() time.Time
 
 	mu       sync.Mutex
-	peer     mcpPeer
-	token    any // nil: no request, or one that asked for no progress
+	out      *progressOut // the attached request; nil: none, or one that asked for no progress
 	progress int
 	// lastText is when streamed text or reasoning was last reported, and
 	// lastKind which of the two, so a switch is reported at once.
@@ -36,40 +43,111 @@ type progressSink struct {
 	agents   map[string]string // sub-agent run id -> its name
 }
 
+// progressQueue bounds the notifications waiting for a slow client; more
+// are dropped, which only costs the client progress steps.
+const progressQueue = 64
+
+// progressGap is the least time between a request's last progress and its
+// response. A client may handle notifications asynchronously and responses
+// at once: the TypeScript SDK, given both in one read, reports the progress
+// as one for an unknown token (typescript-sdk#2580), and some clients then
+// drop a stdio connection. Apart, they arrive in order.
+const progressGap = 20 * time.Millisecond
+
+// progressOut sends one request's notifications, in order, from a
+// goroutine that ends when the request detaches.
+type progressOut struct {
+	peer    mcpPeer
+	token   any
+	queue   chan progressNote
+	done    chan struct{}
+	discard atomic.Bool
+	last    time.Time // when the last notification was sent; read after done
+}
+
+type progressNote struct {
+	n   int
+	msg string
+}
+
+func newProgressOut(peer mcpPeer, token any) *progressOut {
+	o := &progressOut{peer: peer, token: token, queue: make(chan progressNote, progressQueue), done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		for note := range o.queue {
+			if !o.discard.Load() {
+				o.peer.progress(o.token, note.n, note.msg)
+				o.last = time.Now()
+			}
+		}
+	}()
+	return o
+}
+
+// end stops the sender once it has written what is queued (flush) or
+// dropped it, and waits for it; flushed, it returns progressGap after the
+// last notification at the earliest.
+func (o *progressOut) end(flush bool) {
+	if !flush {
+		o.discard.Store(true)
+	}
+	close(o.queue)
+	<-o.done
+	if wait := progressGap - time.Since(o.last); flush && !o.last.IsZero() && wait > 0 {
+		time.Sleep(wait)
+	}
+}
+
 func newProgressSink(interval time.Duration) *progressSink {
 	return &progressSink{interval: interval, now: time.Now, tools: map[string]string{}, agents: map[string]string{}}
 }
 
-// Emit implements events.Sink. Sending never blocks: the peer queues the
-// notification, or drops it when the client's queue is full, which only
-// costs the client one progress step.
+// Emit implements events.Sink. It never blocks: the notification is
+// queued for the attached request, or dropped when its queue is full.
 func (p *progressSink) Emit(e events.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// Described even when no one listens, so that tool names and turns
 	// are known when a request attaches.
 	msg, ok := p.describe(e)
-	if !ok || p.token == nil {
+	if !ok || p.out == nil {
 		return
 	}
 	p.progress++
-	p.peer.progress(p.token, p.progress, msg)
+	select {
+	case p.out.queue <- progressNote{p.progress, msg}:
+	default:
+	}
 }
 
 // attach sends the notifications to a request's client, under its token
-// (nil: the request asked for none).
+// (nil: the request asked for none). A request attached before is
+// detached first, its notifications written.
 func (p *progressSink) attach(peer mcpPeer, token any) {
+	var out *progressOut
+	if token != nil && peer != nil {
+		out = newProgressOut(peer, token)
+	}
 	p.mu.Lock()
-	p.peer, p.token = peer, token
+	prev := p.out
+	p.out = out
 	p.mu.Unlock()
+	if prev != nil {
+		prev.end(true)
+	}
 }
 
-// detach ends the notifications of the attached request: none may follow
-// its result.
-func (p *progressSink) detach() {
+// detach ends the notifications of the attached request, and returns once
+// none can follow: flush writes what is queued first (the request is about
+// to answer), otherwise it is dropped (the request was cancelled).
+func (p *progressSink) detach(flush bool) {
 	p.mu.Lock()
-	p.peer, p.token = nil, nil
+	out := p.out
+	p.out = nil
 	p.mu.Unlock()
+	if out != nil {
+		out.end(flush)
+	}
 }
 
 // describe says what event e shows the run doing, or false when e is not

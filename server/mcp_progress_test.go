@@ -75,7 +75,7 @@ func TestProgressFollowsTheRequest(t *testing.T) {
 	first, second := &recordingPeer{}, &recordingPeer{}
 	p.attach(first, "t1")
 	p.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: "c1", ToolCallName: "read"})
-	p.detach()
+	p.detach(true)
 	p.Emit(events.Event{Type: events.ToolCallResult, ToolCallID: "c1"}) // waiting for input
 	p.attach(second, 7)
 	p.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: "c2", ToolCallName: "write"})

@@ -18,8 +18,14 @@ import (
 // protocol error leaves with its own code and data (-32021 when the chain
 // asks a 2026-07-28 client that did not declare elicitation, -32602 for a
 // requestState that fails its check).
+//
+// A call's progress is written through the same writer as its response, in
+// order (see requestStream); the response to a request the client
+// cancelled is not written (see openCalls).
 func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, errLog *log.Logger) error {
 	pending := &stdioErrors{byMessage: map[string][]*protocolError{}}
+	calls := newOpenCalls()
+	w := &stdioCodeWriter{out: out, pending: pending, calls: calls}
 	srv := mcpserver.NewStdioServer(s.MCP())
 	if errLog != nil {
 		srv.SetErrorLogger(errLog)
@@ -27,9 +33,9 @@ func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, err
 	// The stdio transport gives every request the one context this
 	// returns: the errors are matched to their answers by message.
 	srv.SetContextFunc(func(ctx context.Context) context.Context {
-		return context.WithValue(ctx, stdioErrorsKey{}, pending)
+		return context.WithValue(context.WithValue(ctx, stdioErrorsKey{}, pending), requestStreamKey{}, w)
 	})
-	return srv.Listen(ctx, in, &stdioCodeWriter{out: out, pending: pending})
+	return srv.Listen(ctx, &cancelWatch{r: in, calls: calls}, w)
 }
 
 // stdioErrors are the protocol errors tool handlers returned whose answer
@@ -71,16 +77,33 @@ func (p *stdioErrors) empty() bool {
 }
 
 // stdioCodeWriter passes mcp-go's output through, rewriting the -32603
-// answer to a tool call that returned a protocol error. mcp-go writes each
-// message whole, with its newline, in one Write.
+// answer to a tool call that returned a protocol error, and dropping the
+// answer to a request the client cancelled. mcp-go writes each message
+// whole, with its newline, in one Write. It is also the calls'
+// requestStream: their progress is written here, in order with the rest.
 type stdioCodeWriter struct {
 	out     io.Writer
 	pending *stdioErrors
+	calls   *openCalls
+
+	mu sync.Mutex // one message at a time
 }
 
 var internalErrorCode = []byte(`"code":-32603`)
 
+// notify implements requestStream.
+func (w *stdioCodeWriter) notify(msg []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _ = w.out.Write(append(msg, '\n'))
+}
+
 func (w *stdioCodeWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if id := responseID(p); id != "" && w.calls.done(id, nil) {
+		return len(p), nil // the client cancelled the request
+	}
 	if w.pending.empty() || !bytes.Contains(p, internalErrorCode) {
 		return w.out.Write(p)
 	}

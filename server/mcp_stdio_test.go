@@ -119,7 +119,7 @@ func TestMCPStdioProtocolErrorCodes(t *testing.T) {
 func TestStdioCodeWriter(t *testing.T) {
 	var out strings.Builder
 	pending := &stdioErrors{byMessage: map[string][]*protocolError{}}
-	w := &stdioCodeWriter{out: &out, pending: pending}
+	w := &stdioCodeWriter{out: &out, pending: pending, calls: newOpenCalls()}
 	internal := func(id int, msg string) string {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": msg}})
 		return string(b) + "\n"

@@ -73,6 +73,8 @@ type Store struct {
 	mcpTools  *chainTools
 	mcpHTTPMu sync.Mutex
 	mcpHTTP   *mcpserver.StreamableHTTPServer
+	// mcpCalls are the calls over mcpHTTP not answered yet (see openCalls).
+	mcpCalls *openCalls
 }
 
 // NewConfig returns the RuleGo configuration ruleagent runs chains with:

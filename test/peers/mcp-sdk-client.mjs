@@ -21,10 +21,15 @@
 //   save-invalid  save_rule_chain of a broken "helper"
 //   after-invalid calling "helper" again
 //   list, get     list_rule_chains, get_rule_chain {id: "upper"}
+//   parallel      four calls to "reader" at once, each with a progressToken:
+//                 for each, the progress it saw and its result
 //   cancel-wait   the call to "slow" is in flight; the script then waits for
 //                 the line "cancel" on stdin and aborts the call
-//   cancel        how the aborted call ended
-//   done
+//   cancel        how the aborted call ended; the script then waits for the
+//                 line "drained" (the server has ended the cancelled run)
+//   done          with "errors": what the SDK reported through onerror, such
+//                 as progress for a call already answered ("unknown token")
+//                 or a response to the cancelled call ("unknown message ID")
 // The cancelled call comes last: the SDK gives up on it at once, while the
 // server may still be finishing it, and mcp-go v1.2.1 hands a session's
 // notifications to whichever of its requests is open, so a tools/list_changed
@@ -68,6 +73,8 @@ async function main() {
   const client = new Client({ name: "ruleagent-peer-test", version: "1.0.0" });
   let listChanged = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged++; });
+  const errors = [];
+  client.onerror = (e) => errors.push(String(e?.message ?? e));
   await client.connect(transportFor(process.argv.slice(2)));
   report("init", { server: client.getServerVersion(), capabilities: client.getServerCapabilities() });
 
@@ -95,6 +102,14 @@ async function main() {
   report("list", { result: await client.callTool({ name: "list_rule_chains", arguments: {} }) });
   report("get", { result: await client.callTool({ name: "get_rule_chain", arguments: { id: "upper" } }) });
 
+  const parallel = await Promise.all([0, 1, 2, 3].map(async () => {
+    const notes = [];
+    const result = await client.callTool({ name: "reader", arguments: { message: "What do the notes say?" } }, undefined,
+      { onprogress: (p) => notes.push(p) });
+    return { notes, result };
+  }));
+  report("parallel", { calls: parallel });
+
   const abort = new AbortController();
   const slow = client.callTool({ name: "slow", arguments: { message: "take your time" } }, undefined, { signal: abort.signal })
     .then((r) => ({ resolved: r }), (e) => ({ rejected: String(e?.name ?? "") + ": " + String(e?.message ?? e) }));
@@ -103,9 +118,11 @@ async function main() {
   if (line.value?.trim() !== "cancel") throw new Error(`expected "cancel" on stdin, got ${JSON.stringify(line.value)}`);
   abort.abort("the test cancels");
   report("cancel", await withTimeout(slow, 10000, "the aborted call to end"));
+  const drained = await withTimeout(stdinLines.next(), 20000, "the drained line on stdin");
+  if (drained.value?.trim() !== "drained") throw new Error(`expected "drained" on stdin, got ${JSON.stringify(drained.value)}`);
 
   await client.close();
-  report("done");
+  report("done", { errors });
 }
 
 main().then(() => process.exit(0), (err) => {
