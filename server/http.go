@@ -53,6 +53,11 @@ type Options struct {
 	// readable tool activity in /v1/chat/completions answers (a request
 	// may still ask for it).
 	HideToolActivity bool
+	// RetryWindow is how long /v1/chat/completions takes a request like
+	// one before (same body, same caller) for a retry, answered from the
+	// first attempt: DefaultRetryWindow when zero, never when negative
+	// (an Idempotency-Key still counts).
+	RetryWindow time.Duration
 	// Logger receives one line per request and what goes wrong; slog's
 	// default when nil.
 	Logger *slog.Logger

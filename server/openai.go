@@ -13,6 +13,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/server/completions"
+	"github.com/ruleagent/ruleagent/server/idempotency"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/sse"
 )
@@ -24,6 +25,8 @@ type openaiAPI struct {
 	heartbeat time.Duration
 	// activity is the default of showing the agent's tool calls as text.
 	activity bool
+	// retries answers retried requests from their first attempt.
+	retries *retryGuard
 }
 
 // chat answers POST /v1/chat/completions.
@@ -87,43 +90,97 @@ func (a openaiAPI) chat(w http.ResponseWriter, r *http.Request) {
 	id, created := "chatcmpl-"+strings.TrimPrefix(runReq.RunID, "run-"), time.Now().Unix()
 	tr := &completions.Translator{ToolActivity: activity}
 	runReq.Sink = tr
+	entry, first, err := a.retries.begin(r, body)
+	switch {
+	case errors.Is(err, errBadIdempotencyKey):
+		writeOpenAIError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", "invalid_idempotency_key")
+		return
+	case errors.Is(err, idempotency.ErrMismatch):
+		writeOpenAIError(w, http.StatusUnprocessableEntity, "this Idempotency-Key was used with a different request (it answers only its first request's retries): use a new key for a new request",
+			"invalid_request_error", "idempotency_key_reused")
+		return
+	case !first:
+		a.retries.replay(w, r, entry, req.Stream, a.heartbeat)
+		return
+	}
+	// keep says whether retries are answered from this attempt: when it
+	// succeeded, or failed after tool calls ran.
+	keep := false
+	if entry != nil {
+		defer func() { a.retries.answers.Finish(entry, keep) }()
+	}
 	if req.Stream {
-		out := sse.Start(w, a.heartbeat, map[string]string{"X-Run-Id": runReq.RunID})
+		hdr := map[string]string{"X-Run-Id": runReq.RunID}
+		out := sse.Start(w, a.heartbeat, hdr)
 		defer out.Close()
-		chunks := &completions.Chunks{ID: id, Created: created, Model: req.Model, Write: out.Data,
+		write := out.Data
+		if entry != nil {
+			entry.Respond(http.StatusOK, hdr)
+			write = func(b []byte) error {
+				entry.Frame(b)
+				return out.Data(b)
+			}
+		}
+		chunks := &completions.Chunks{ID: id, Created: created, Model: req.Model, Write: write,
 			IncludeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
 		tr.Out = chunks
 		chunks.Start()
 		res, err := a.s.Run(r.Context(), runReq)
 		if err != nil {
-			_, typ, code := openAIFailure(res, err)
-			chunks.Fail(failureMessage(res, err), typ, code)
+			var typ, code string
+			_, typ, code = openAIFailure(res, err)
+			msg := failureMessage(res, err)
+			if n, names := tr.ToolsRan(); n > 0 {
+				_, msg, typ, code = sideEffectFailure(msg, code, n, names)
+				keep = true
+			}
+			chunks.Fail(msg, typ, code)
 			return
 		}
 		if !tr.ClientCalls() && res.Msg.Data != nil && !tr.Wrote() {
 			chunks.Content(res.Msg.GetData())
 		}
 		chunks.Finish(finishReason(tr), completions.UsageOf(res.Usage))
+		keep = true
 		return
 	}
 	msg := &completions.Message{}
 	tr.Out = msg
-	w.Header().Set("X-Run-Id", runReq.RunID)
+	hdr := map[string]string{"X-Run-Id": runReq.RunID, "Content-Type": "application/json"}
 	res, err := a.s.Run(r.Context(), runReq)
 	if err != nil {
 		status, typ, code := openAIFailure(res, err)
+		text := failureMessage(res, err)
+		if n, names := tr.ToolsRan(); n > 0 {
+			status, text, typ, code = sideEffectFailure(text, code, n, names)
+			keep = true
+		}
 		// A failed agent run is not a transient API hiccup: ask the SDKs
 		// not to run it again behind the caller's back.
-		w.Header().Set("X-Should-Retry", "false")
-		writeOpenAIError(w, status, failureMessage(res, err), typ, code)
+		hdr["X-Should-Retry"] = "false"
+		writeAnswer(w, entry, status, hdr, completions.ErrorJSON(text, typ, code))
 		return
 	}
 	fallback := ""
 	if res.Msg.Data != nil {
 		fallback = res.Msg.GetData()
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(msg.Completion(id, created, req.Model, fallback, finishReason(tr), completions.UsageOf(res.Usage)))
+	writeAnswer(w, entry, http.StatusOK, hdr, msg.Completion(id, created, req.Model, fallback, finishReason(tr), completions.UsageOf(res.Usage)))
+	keep = true
+}
+
+// writeAnswer writes a non-streamed answer, and keeps it in entry (when set)
+// for the request's retries.
+func writeAnswer(w http.ResponseWriter, entry *idempotency.Entry, status int, hdr map[string]string, body []byte) {
+	if entry != nil {
+		entry.Respond(status, hdr)
+		entry.Frame(body)
+	}
+	for k, v := range hdr {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // openAIUser is the run's userId: the request's user (else its

@@ -16,6 +16,7 @@ type oaiResult struct {
 	Second     *oaiCompletion   `json:"second"`
 	Chunks     []map[string]any `json:"chunks"`
 	Models     []map[string]any `json:"models"`
+	Attempts   []oaiResult      `json:"attempts"`
 	Error      *struct {
 		Class   string `json:"class"`
 		Status  int    `json:"status"`
@@ -26,6 +27,7 @@ type oaiResult struct {
 }
 
 type oaiCompletion struct {
+	ID      string `json:"id"`
 	Model   string `json:"model"`
 	Choices []struct {
 		FinishReason string `json:"finish_reason"`
@@ -57,11 +59,18 @@ func (c *oaiCompletion) content() string {
 
 func (e *apiEnv) runOpenAI(scenarios ...map[string]any) map[string]oaiResult {
 	e.t.Helper()
-	in, _ := json.Marshal(map[string]any{"baseURL": e.base + "/v1", "apiKey": e.opts.Token, "scenarios": scenarios})
-	out := peers.RunScript(e.t, "openai-client.mjs", in, 2*time.Minute)
+	return runOpenAIClient(e.t, e.base, e.opts.Token, scenarios...)
+}
+
+// runOpenAIClient runs the scenarios with the openai npm client against
+// the server at base, and returns the results by name.
+func runOpenAIClient(t *testing.T, base, token string, scenarios ...map[string]any) map[string]oaiResult {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"baseURL": base + "/v1", "apiKey": token, "scenarios": scenarios})
+	out := peers.RunScript(t, "openai-client.mjs", in, 2*time.Minute)
 	var results []oaiResult
 	if err := json.Unmarshal(out, &results); err != nil {
-		e.t.Fatalf("openai-client output: %v\n%.2000s", err, out)
+		t.Fatalf("openai-client output: %v\n%.2000s", err, out)
 	}
 	byName := map[string]oaiResult{}
 	for _, r := range results {

@@ -25,7 +25,7 @@ func (o Options) routes() map[string]http.Handler {
 	chains := chainsAPI{s: s}
 	run := runsAPI{s: s, heartbeat: o.Heartbeat}
 	agui := aguiAPI{s: s, heartbeat: o.Heartbeat}
-	oai := openaiAPI{s: s, heartbeat: o.Heartbeat, activity: !o.HideToolActivity}
+	oai := openaiAPI{s: s, heartbeat: o.Heartbeat, activity: !o.HideToolActivity, retries: newRetryGuard(o.RetryWindow)}
 	add := func(pattern string, h http.HandlerFunc) { routes[pattern] = h }
 
 	// Every method: POST carries messages, GET listens, DELETE ends a

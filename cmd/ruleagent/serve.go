@@ -36,6 +36,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	grace := fs.Duration("grace", 30*time.Second, "on shutdown, how long runs in progress may go on before they are cancelled")
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
+	retryWindow := fs.Duration("retry-window", server.DefaultRetryWindow, "how long /v1/chat/completions answers a request identical to one before (same body, same caller) from the first attempt instead of running it again; 0 turns it off (an Idempotency-Key still counts)")
 	policyF := fs.String("policy", os.Getenv("RULEAGENT_POLICY"), "server-wide tool policy, binding every agent: a JSON object such as '{\"deny\":[\"group:runtime\"]}' or the path of a JSON file (RULEAGENT_POLICY)")
 	readOnly := fs.Bool("read-only", false, "run the chains but refuse to change them over the API and MCP (PUT, DELETE, save_rule_chain): only the watched chains folder changes them")
 	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
@@ -142,7 +143,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Health: func() map[string]any {
 			return map[string]any{"sandbox": sandbox.Describe(), "demoModel": demo.IsURL(g["llm_url"])}
 		},
-		HideToolActivity: *hideActivity, Logger: logger, Identity: verifier}
+		HideToolActivity: *hideActivity, RetryWindow: *retryWindow, Logger: logger, Identity: verifier}
+	if *retryWindow <= 0 {
+		opts.RetryWindow = -1
+	}
 	if ks, ok := sess.(sessions.KeyStore); ok {
 		opts.Keys = ks
 	}

@@ -12,6 +12,7 @@
 package completions
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,10 @@ type Translator struct {
 
 	clientCalls map[string]int // client tool call id -> index
 	own         map[string]*ownCall
+	// ran counts the agent's own tool calls that started (their side
+	// effects happened, or may have); ranNames holds the first few names.
+	ran      int
+	ranNames []string
 	// wrote says whether any content was written; sep is what must come
 	// before the next content (a paragraph break after a message or an
 	// activity line).
@@ -81,6 +86,10 @@ func (t *Translator) Emit(e events.Event) {
 			t.Out.ToolCall(i, e.ToolCallID, e.ToolCallName)
 			return
 		}
+		t.ran++
+		if len(t.ranNames) < maxRanNames && !slices.Contains(t.ranNames, e.ToolCallName) {
+			t.ranNames = append(t.ranNames, e.ToolCallName)
+		}
 		if t.ToolActivity {
 			if t.own == nil {
 				t.own = map[string]*ownCall{}
@@ -114,6 +123,14 @@ func (t *Translator) Emit(e events.Event) {
 		t.sep = "\n\n"
 	}
 }
+
+// maxRanNames bounds the tool names ToolsRan reports.
+const maxRanNames = 5
+
+// ToolsRan returns how many of the agent's own tool calls started (a
+// sub-agent or a chain called as a tool counts as one), and the names of
+// the first few tools.
+func (t *Translator) ToolsRan() (int, []string) { return t.ran, t.ranNames }
 
 // ClientCalls reports whether the client's tools were called.
 func (t *Translator) ClientCalls() bool { return len(t.clientCalls) > 0 }

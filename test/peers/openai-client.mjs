@@ -13,8 +13,14 @@
 //   - "models":   client.models.list();
 //   - "error":    a request expected to fail: the SDK error's class, status,
 //                 code and message.
+//   - "repeat":   the same request "times" times, one after the other
+//                 (streamed when "stream" is set): each attempt's completion
+//                 (and chunks) or error, in "attempts".
+// A scenario's "options" are the SDK's request options (maxRetries,
+// timeout, headers: the SDK retries as it would for a user).
 // Output (stdout), JSON: [{"name", "completion"?, "chunks"?, "second"?,
-//   "models"?, "error"?: {"class", "status", "code", "type", "message"}}].
+//   "models"?, "error"?: {"class", "status", "code", "type", "message"},
+//   "attempts"?: [{"completion"?, "chunks"?, "error"?}]}].
 import OpenAI from "openai";
 import { readFileSync } from "node:fs";
 
@@ -39,7 +45,7 @@ async function scenario(sc) {
         break;
       }
       case "create":
-        out.completion = await client.chat.completions.create(params);
+        out.completion = await client.chat.completions.create(params, sc.options);
         break;
       case "tools": {
         const first = await client.chat.completions.create(params);
@@ -58,8 +64,28 @@ async function scenario(sc) {
         for await (const m of client.models.list()) out.models.push(m);
         break;
       case "error":
-        await client.chat.completions.create(params);
+        out.completion = await client.chat.completions.create(params, sc.options);
         out.error = { class: "none" };
+        break;
+      case "repeat":
+        out.attempts = [];
+        for (let i = 0; i < (sc.times ?? 2); i++) {
+          const attempt = {};
+          try {
+            if (sc.stream) {
+              const chunks = [];
+              const stream = client.chat.completions.stream({ ...params, stream_options: { include_usage: true } }, sc.options);
+              stream.on("chunk", (c) => chunks.push(c));
+              attempt.completion = await stream.finalChatCompletion();
+              attempt.chunks = chunks;
+            } else {
+              attempt.completion = await client.chat.completions.create(params, sc.options);
+            }
+          } catch (e) {
+            attempt.error = describe(e);
+          }
+          out.attempts.push(attempt);
+        }
         break;
       default:
         throw new Error(`unknown kind ${sc.kind}`);
