@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/ruleagent/ruleagent/events"
@@ -139,6 +140,11 @@ func Repair(msgs []events.Message) []events.Message {
 			i++ // an orphan: no assistant call before it
 			continue
 		}
+		if m.Role == events.RoleAssistant && len(m.ToolCalls) > 0 {
+			// A call id names one call: a repeated one is dropped (an
+			// API wants one result per id).
+			m.ToolCalls = uniqueCalls(m.ToolCalls)
+		}
 		out = append(out, m)
 		i++
 		if m.Role != events.RoleAssistant || len(m.ToolCalls) == 0 {
@@ -162,7 +168,8 @@ func Repair(msgs []events.Message) []events.Message {
 	return out
 }
 
-// valid reports whether msgs needs no repair.
+// valid reports whether msgs needs no repair: every assistant tool call,
+// its id unique in its message, is followed by exactly one result.
 func valid(msgs []events.Message) bool {
 	for i := 0; i < len(msgs); {
 		m := &msgs[i]
@@ -173,18 +180,37 @@ func valid(msgs []events.Message) bool {
 		if m.Role != events.RoleAssistant || len(m.ToolCalls) == 0 {
 			continue
 		}
-		n := 0
+		if len(uniqueCalls(m.ToolCalls)) != len(m.ToolCalls) {
+			return false
+		}
+		start := i
 		for ; i < len(msgs) && msgs[i].Role == events.RoleTool; i++ {
-			if !callsHave(m.ToolCalls, msgs[i].ToolCallID) {
+			if !callsHave(m.ToolCalls, msgs[i].ToolCallID) || answeredAfter(msgs[start:i], msgs[i].ToolCallID) {
 				return false
 			}
-			n++
 		}
-		if n != len(m.ToolCalls) {
+		if i-start != len(m.ToolCalls) {
 			return false
 		}
 	}
 	return true
+}
+
+// uniqueCalls is calls without the calls whose id an earlier one has;
+// calls itself when no id repeats.
+func uniqueCalls(calls []events.ToolCall) []events.ToolCall {
+	for i := 1; i < len(calls); i++ {
+		if callsHave(calls[:i], calls[i].ID) {
+			out := slices.Clone(calls[:i])
+			for _, c := range calls[i+1:] {
+				if !callsHave(out, c.ID) {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+	}
+	return calls
 }
 
 func callsHave(calls []events.ToolCall, id string) bool {

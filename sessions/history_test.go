@@ -103,6 +103,10 @@ func TestRepair(t *testing.T) {
 		{"u:1 a:>c1", "u:1 a:>c1 t:c1:" + Unanswered},
 		{"t:c0:orphan u:1 a:ok t:c9:late", "u:1 a:ok"},
 		{"u:1 a:>c1 t:c1:r t:c1:dup t:c7:other", "u:1 a:>c1 t:c1:r"},
+		// A call id repeated in one message names one call (found by
+		// FuzzReconcile: the repaired history kept both calls, one result).
+		{"u:1 a:>x,x t:x:r", "u:1 a:>x t:x:r"},
+		{"u:1 a:>x,y,x t:x:r t:x:again", "u:1 a:>x,y t:x:r t:y:" + Unanswered},
 	}
 	for _, c := range cases {
 		in := msgs(strings.Split(c.in, " ")...)
