@@ -6,7 +6,7 @@ PEERS     := test/peers/node_modules/.package-lock.json
 # Two cores: keep package parallelism modest so timing-sensitive tests stay calm.
 TESTFLAGS ?= -p 2 -timeout 10m
 
-.PHONY: run build test test-go test-fleet test-tracing jaeger bench bench-save bench-compare lint peers clean editor test-editor
+.PHONY: run build test test-go test-fleet test-tracing jaeger fuzz bench bench-save bench-compare lint peers clean editor test-editor
 
 ## run: build, then serve chains/ on http://127.0.0.1:8080
 run: editor build
@@ -39,6 +39,13 @@ test-tracing: peers build jaeger
 ## Jaeger's dependencies stay out of ours) into a cache, linked to bin/jaeger
 jaeger:
 	@test/jaeger/build.sh >/dev/null
+
+## fuzz: run every fuzz target (each func FuzzX of a _test.go) for FUZZTIME (a duration, or Nx
+## executions); a failing input is written to the package's testdata/fuzz/FuzzX/, where go test then
+## runs it as a regression seed (see .ci/fuzz)
+FUZZTIME ?= 10s
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash .ci/fuzz
 
 ## editor: build the web editor into editor/dist/app (embedded by `go build`), when its sources changed
 EDITOR_SRC := $(shell find editor/src -type f 2>/dev/null) editor/index.html editor/vite.config.ts editor/tsconfig.json editor/package.json
