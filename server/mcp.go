@@ -57,7 +57,10 @@ const (
 // It serves protocol versions 2026-07-28 (stateless), 2025-11-25 and the
 // earlier ones mcp-go knows, each request in its own era.
 func NewMCPServer(s *Store, o MCPOptions) *mcpserver.MCPServer {
-	srv, _ := newMCPService(s, o)
+	srv, ct := newMCPService(s, o)
+	// The caller serves it: what keeps a chain from being offered is
+	// logged from now on.
+	ct.serving()
 	return srv
 }
 
@@ -89,7 +92,7 @@ func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 		panic(err)
 	}
 	ct := &chainTools{store: s, host: gosdkHost{srv}, opts: o, waiting: waiting,
-		byChain: map[string]exposedChain{}, byName: map[string]string{}, withheld: map[string]bool{}}
+		byChain: map[string]exposedChain{}, byName: map[string]string{}, withheld: map[string]bool{}, untold: map[string][]exposureNote{}}
 	ct.publishCatalog()
 	// Watch first, then expose what is already deployed: a chain deployed
 	// in between is updated twice, never missed.

@@ -26,7 +26,10 @@ const mcpShutdownTimeout = 5 * time.Second
 // it: a Host that is not localhost or an IP address gets 403 (DNS
 // rebinding), and so does a POST or DELETE from a page of another origin,
 // or a POST whose body is not JSON. The transport is made once per store,
-// and Close ends its sessions.
+// and Close ends its sessions. Asking for it (or for Handler, which mounts
+// it) means the tools are served: from then on the store logs why a chain
+// is not offered (its parameters are bound by another chain, its tool name
+// is taken), once per decision.
 //
 // The standalone GET event stream is refused (405, which the protocol
 // allows). mcp-go v1.2.1 feeds it and every POST's response stream from one
@@ -43,6 +46,7 @@ func (s *Store) MCPHTTP() http.Handler {
 // mcpEndpoint is /mcp without the guard, for Handler, whose guard covers
 // every route.
 func (s *Store) mcpEndpoint() http.Handler {
+	s.mcpTools.serving()
 	h := s.mcpTransport()
 	s.mcpHTTPMu.Lock()
 	defer s.mcpHTTPMu.Unlock()

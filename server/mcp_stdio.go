@@ -21,8 +21,10 @@ import (
 //
 // A call's progress is written through the same writer as its response, in
 // order (see requestStream); the response to a request the client
-// cancelled is not written (see openCalls).
+// cancelled is not written (see openCalls). As with MCPHTTP, serving logs
+// why a chain is not offered.
 func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, errLog *log.Logger) error {
+	s.mcpTools.serving()
 	pending := &stdioErrors{byMessage: map[string][]*protocolError{}}
 	calls := newOpenCalls()
 	w := &stdioCodeWriter{out: out, pending: pending, calls: calls}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -32,6 +33,18 @@ type chainTools struct {
 	// boundParams); such chains are withheld, and logged once.
 	bound    map[string][]string
 	withheld map[string]bool
+	// served: a transport offers the tools (Store.MCPHTTP, ServeStdio).
+	// Until then, why a chain is not offered as it is is kept in untold,
+	// by chain, not logged: a process that serves no MCP (ruleagent run)
+	// has nothing to tell about it.
+	served bool
+	untold map[string][]exposureNote
+}
+
+// exposureNote is a log line about a chain's tool, kept until MCP is served.
+type exposureNote struct {
+	msg  string
+	args []any
 }
 
 // exposedChain is what a chain's tool was made from, to tell whether a
@@ -74,10 +87,15 @@ func (c *chainTools) update(id string) {
 func (c *chainTools) updateLocked(id string) {
 	info, deployed := c.describe(id)
 	old, had := c.byChain[id]
+	// What was untold of the chain's earlier version no longer holds.
+	delete(c.untold, id)
 	if !deployed || !exposes(info) || len(c.bound[id]) > 0 {
-		if deployed && exposes(info) && !c.withheld[id] {
+		switch {
+		case !deployed || !exposes(info):
+			delete(c.withheld, id)
+		case !c.withheld[id] || !c.served:
 			c.withheld[id] = true
-			c.opts.Logger.Warn("mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them", "chain", id, "bound", c.bound[id])
+			c.warn(id, "mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them", "chain", id, "bound", c.bound[id])
 		}
 		if had {
 			c.remove(id, old)
@@ -86,13 +104,13 @@ func (c *chainTools) updateLocked(id string) {
 	}
 	delete(c.withheld, id)
 	if len(info.InputSchema) > 0 && !objectSchema(info.InputSchema) {
-		c.opts.Logger.Warn(`mcp: additionalInfo.inputSchema is not an object schema ({"type":"object",...}); the default schema is used`, "chain", id)
+		c.warn(id, `mcp: additionalInfo.inputSchema is not an object schema ({"type":"object",...}); the default schema is used`, "chain", id)
 		info.InputSchema = nil
 	}
 	def := chainTool(info)
 	wire, err := json.Marshal(def)
 	if err != nil {
-		c.opts.Logger.Warn("mcp: chain not exposed", "chain", id, "err", err)
+		c.warn(id, "mcp: chain not exposed", "chain", id, "err", err)
 		return
 	}
 	if had && old.name == def.Name && bytes.Equal(old.tool, wire) {
@@ -100,7 +118,7 @@ func (c *chainTools) updateLocked(id string) {
 		return
 	}
 	if owner, taken := c.byName[def.Name]; taken && owner != id {
-		c.opts.Logger.Warn("mcp: chain not exposed: its tool name is taken", "chain", id, "tool", def.Name, "by", owner)
+		c.warn(id, "mcp: chain not exposed: its tool name is taken", "chain", id, "tool", def.Name, "by", owner)
 		return
 	}
 	if had && old.name != def.Name {
@@ -109,6 +127,35 @@ func (c *chainTools) updateLocked(id string) {
 	c.byChain[id] = exposedChain{name: def.Name, tool: wire, info: info}
 	c.byName[def.Name] = id
 	c.host.setTool(def, func(ctx context.Context, call toolCall) toolOutcome { return c.call(ctx, id, call) })
+}
+
+// warn logs what keeps chain id's tool from being offered as it is, once
+// MCP is served; until then it keeps it for serving to tell. The caller
+// holds c.mu.
+func (c *chainTools) warn(id, msg string, args ...any) {
+	if c.served {
+		c.opts.Logger.Warn(msg, args...)
+		return
+	}
+	c.untold[id] = append(c.untold[id], exposureNote{msg, args})
+}
+
+// serving is called by each transport as it starts to serve the tools:
+// the first call logs what was kept untold, in chain order, and later
+// decisions are logged as they are made.
+func (c *chainTools) serving() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.served {
+		return
+	}
+	c.served = true
+	for _, id := range slices.Sorted(maps.Keys(c.untold)) {
+		for _, n := range c.untold[id] {
+			c.opts.Logger.Warn(n.msg, n.args...)
+		}
+	}
+	c.untold = nil
 }
 
 // remove withdraws a chain's tool. The caller holds c.mu.

@@ -134,7 +134,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
 		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly, ledger: o.Ledger}
 	s.watch = newFolderWatch(s)
-	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{})
+	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
 		cfg.Udf = map[string]any{}

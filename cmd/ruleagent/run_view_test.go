@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -113,21 +114,33 @@ func TestRunRetryIsANote(t *testing.T) {
 }
 
 // TestRunLogsAreNotes: what the chains folder logs while it loads (here:
-// order-status is not offered over MCP, since support-agent binds its
-// userId) is one human line on stderr, before the transcript, without a
-// timestamp; the run's own log line is not printed (the usage line says
-// it).
+// a chain file with a misspelt key) is one human line on stderr, before
+// the transcript, without a timestamp; the run's own log line is not
+// printed (the usage line says it). Which chains MCP would offer is not
+// said: run serves no MCP (order-status, whose userId support-agent
+// binds, is withheld from MCP clients by serve and mcp --stdio, which say
+// so).
 func TestRunLogsAreNotes(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Reply("Hi.")))
 	setLLM(t, srv.URL)
+	dir := copyChains(t)
+	if err := os.WriteFile(filepath.Join(dir, "chains", "zz-typo.json"), []byte(`{"ruleChain": {"id": "typo", "name": "Typo"},
+  "metadata": {"nodes": [{"id": "t", "type": "jsTransform", "nmae": "Tag",
+    "configuration": {"jsScript": "return {msg: msg, metadata: metadata, msgType: msgType};"}}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out, errb bytes.Buffer
-	code := run(context.Background(), []string{"run", repoChain("assistant.json"), "--input", "hi"}, nil, &out, &errb)
+	code := run(context.Background(), []string{"run", "assistant", "--chains", filepath.Join(dir, "chains"), "--input", "hi"}, nil, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	want := "ruleagent: warning: mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them (chain=order-status bound=[userId])\n"
+	want := "ruleagent: warning: chain file loads with a warning (file=" + filepath.Join(dir, "chains", "zz-typo.json") +
+		` path=metadata.nodes[0].nmae warning=unknown key, ignored by RuleGo (did you mean "name"?))` + "\n"
 	if errb.String() != want {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", errb.String(), want)
+	}
+	if !strings.HasPrefix(out.String(), "Hi.\n") || strings.Contains(out.String(), "mcp") {
+		t.Fatalf("stdout:\n%s", out.String())
 	}
 }
 

@@ -133,6 +133,11 @@ func TestServeBannerLogsAndGracefulShutdown(t *testing.T) {
 	if !sawRun || !sawShutdown {
 		t.Fatalf("logs lack the run or the shutdown:\n%s", logs)
 	}
+	// serve offers the chains over MCP: which one it withholds, and why,
+	// is logged once, as it starts (a run says nothing about it).
+	if n := strings.Count(logs.String(), `"msg":"mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them","chain":"order-status","bound":["userId"]`); n != 1 {
+		t.Fatalf("the withheld chain is logged %d times, want once:\n%s", n, logs)
+	}
 }
 
 // With no LLM the server starts on the built-in demo model, says so and
