@@ -61,13 +61,16 @@ func TestRunStdinInput(t *testing.T) {
 	}
 }
 
+// The address refuses connections for the whole test: a neighbour (another
+// test's scripted LLM, in this process or another) that tries to take it
+// fails, where a port merely freed could be given to it, which then
+// answered the run (exit 0: the test failed once in a full package run).
 func TestRunRefusedConnection(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addr := refusingAddr(t)
+	if ln, err := net.Listen("tcp", addr); err == nil {
+		ln.Close()
+		t.Fatalf("another server could take %s, where the run must find nothing listening", addr)
 	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
 	setLLM(t, "http://"+addr+"/v1")
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"run", repoChain("assistant.json"), "--input", "hi", "--global", "unused=1"}, nil, &out, &errb)
