@@ -61,6 +61,21 @@ type RunRequest struct {
 	// POST /api/v1/runs/{id}/resume): a tool call that needs a person
 	// pauses the run instead of being refused.
 	Interruptible bool
+	// OnNode, when set, is told each node of the chain (not of the chains
+	// it calls) as it tells its result: in order, from the goroutine that
+	// ran the node (RuleGo's node-completed callback), so it must not
+	// block. It is how a caller shows the chain's steps, as the editor's
+	// live trace does.
+	OnNode func(NodeStep)
+}
+
+// NodeStep is a node of a run's chain that told its result.
+type NodeStep struct {
+	NodeID   string
+	Relation string
+	// Error is the node's error, empty when it had none.
+	Error    string
+	Duration time.Duration
 }
 
 // RunResult is how a run ended.

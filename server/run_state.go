@@ -99,8 +99,11 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 		rctx = tools.WithApprover(rctx, st)
 	}
 	var opts []types.RuleContextOption
-	if s.live.Watching(req.ChainID) {
-		opts = append(opts, types.WithDebugMode(true), types.WithOnNodeCompleted(s.nodeDone(req.ChainID, req.RunID)))
+	if watched := s.live.Watching(req.ChainID); watched || req.OnNode != nil {
+		if watched {
+			opts = append(opts, types.WithDebugMode(true))
+		}
+		opts = append(opts, types.WithOnNodeCompleted(s.nodeDone(req.ChainID, req.RunID, req.OnNode)))
 	}
 	if s.live.Clients() > 0 {
 		// Chains the run calls as tools report their nodes too.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/server/live"
@@ -24,8 +26,9 @@ func (s *Store) traceNode(chainID, flow, nodeID string, msg types.RuleMsg, relat
 }
 
 // nodeDone is the per-run node-completed callback: the node's duration,
-// relation and error, in completion order.
-func (s *Store) nodeDone(chainID, runID string) func(types.RuleContext, types.RuleNodeRunLog) {
+// relation and error, in completion order, to the live trace and to
+// onNode (nil for none) for the nodes of the run's own chain.
+func (s *Store) nodeDone(chainID, runID string, onNode func(NodeStep)) func(types.RuleContext, types.RuleNodeRunLog) {
 	return func(ctx types.RuleContext, l types.RuleNodeRunLog) {
 		d := l.EndTs - l.StartTs
 		cid := chainID
@@ -34,5 +37,8 @@ func (s *Store) nodeDone(chainID, runID string) func(types.RuleContext, types.Ru
 		}
 		s.live.Node(live.NodeTrace{ChainID: cid, RunID: runID, MsgID: l.InMsg.Id, NodeID: l.Id, Flow: "DONE",
 			Relation: l.RelationType, Error: l.Err, Ts: l.EndTs, DurationMs: &d})
+		if onNode != nil && cid == chainID {
+			onNode(NodeStep{NodeID: l.Id, Relation: l.RelationType, Error: l.Err, Duration: time.Duration(d) * time.Millisecond})
+		}
 	}
 }

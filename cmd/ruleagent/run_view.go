@@ -38,6 +38,11 @@ func runAndShow(ctx context.Context, store *server.Store, req server.RunRequest,
 		v.notes.through(render)
 		defer v.notes.through(nil)
 		sink = render
+		// The chain's own nodes, on the terminal only: they are no AG-UI
+		// events (--json prints none).
+		if e, ok := store.Engine(req.ChainID); ok {
+			req.OnNode = chainSteps(render, e)
+		}
 	}
 	cancel := func() {
 		if r, ok := store.Runs().Get(req.RunID); ok {

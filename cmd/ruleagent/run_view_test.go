@@ -82,7 +82,9 @@ func TestRunPrintsAChainsResult(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := "{\n  \"carrier\": \"DHL\",\n  \"eta\": \"2026-11-25\",\n  \"found\": true,\n  \"orderId\": \"A-1001\",\n  \"status\": \"shipped\"\n}\n— relation Success\n— metadata {"
-	if !strings.HasPrefix(out.String(), want) || !strings.Contains(out.String(), `"runId":"run-`) {
+	// After the chain's steps (TestRunShowsTheChainsSteps).
+	result := regexp.MustCompile(`(?m)^· .*\n`).ReplaceAllString(out.String(), "")
+	if !strings.HasPrefix(result, want) || !strings.Contains(out.String(), `"runId":"run-`) {
 		t.Fatalf("output:\n%s\nwant it to start with:\n%s", out.String(), want)
 	}
 	// The answer an agent streamed is not printed a second time.
@@ -91,6 +93,52 @@ func TestRunPrintsAChainsResult(t *testing.T) {
 	out.Reset()
 	if code := run(context.Background(), []string{"run", repoChain("assistant.json"), "--input", "hi"}, nil, &out, &errb); code != 0 || strings.Count(out.String(), "Only once.") != 1 || strings.Contains(out.String(), "relation") {
 		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+}
+
+// TestRunShowsTheChainsSteps: the nodes of the run's own chain are shown
+// as they tell their result, as the editor's trace shows them: name,
+// relation, duration, and a failed node's error; agent nodes are not
+// (their text and tool calls are), nor the nodes of a chain tool beyond
+// the step lines under its call. --json prints none: they are no events.
+func TestRunShowsTheChainsSteps(t *testing.T) {
+	setLLM(t, "http://127.0.0.1:1/v1") // the chains call no LLM
+	step := regexp.MustCompile(`\((<1ms|\d+ms)\)`)
+	for _, tc := range []struct {
+		chain, input string
+		want         []string
+	}{
+		{repoChain("order-status.json"), `{"orderId":"A-1001","userId":"alice"}`, []string{"· Check the order id → True (D)", "· Find the order → Success (D)", "{"}},
+		{repoChain("order-status.json"), `{"orderId":"nope","userId":"alice"}`, []string{"· Check the order id → False (D)", "· Explain a malformed id → Success (D)", "{"}},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{"run", tc.chain, "--input", tc.input}, nil, &out, &errb); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		got := strings.Split(step.ReplaceAllString(out.String(), "(D)"), "\n")
+		if len(got) < len(tc.want) || strings.Join(got[:len(tc.want)], "\n") != strings.Join(tc.want, "\n") {
+			t.Fatalf("%s:\n%s\nwant it to start with:\n%s", tc.input, out.String(), strings.Join(tc.want, "\n"))
+		}
+		out.Reset()
+		if code := run(context.Background(), []string{"run", tc.chain, "--input", tc.input, "--json"}, nil, &out, &errb); code != 0 || strings.Contains(out.String(), "Check the order id") {
+			t.Fatalf("--json: exit %d:\n%s", code, out.String())
+		}
+	}
+
+	// A node that fails: its error, and the run's.
+	dir := t.TempDir()
+	failing := `{"ruleChain": {"id": "failing", "name": "Failing"}, "metadata": {"nodes": [
+	  {"id": "ok", "type": "jsTransform", "name": "Tag it", "configuration": {"jsScript": "return {msg: msg, metadata: metadata, msgType: msgType};"}},
+	  {"id": "boom", "type": "jsTransform", "name": "Break", "configuration": {"jsScript": "throw new Error('no stock for ' + msg.sku);"}}],
+	  "connections": [{"fromId": "ok", "toId": "boom", "type": "Success"}]}}`
+	if err := os.WriteFile(filepath.Join(dir, "failing.json"), []byte(failing), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"run", filepath.Join(dir, "failing.json"), "--input", `{"sku":"X-1"}`}, nil, &out, &errb)
+	lines := strings.Split(step.ReplaceAllString(out.String(), "(D)"), "\n")
+	if code == 0 || len(lines) < 2 || lines[0] != "· Tag it → Success (D)" || !strings.HasPrefix(lines[1], "✗ Break → Failure (D): ") || !strings.Contains(lines[1], "no stock for X-1") {
+		t.Fatalf("exit %d:\n%s\nstderr: %s", code, out.String(), errb.String())
 	}
 }
 
