@@ -100,9 +100,8 @@ func (e *emitter) ToolCallStart(key int, id, name string) error {
 	}
 	e.byKey[key] = id
 	e.calls = append(e.calls, id)
-	m := e.toolMeta(name)
 	e.emit(events.Event{Type: events.ToolCallStart, ToolCallID: id, ToolCallName: name, ParentMessageID: e.messageID,
-		Meta: events.Meta{ToolType: m.ToolType, TargetID: m.TargetID}})
+		Meta: e.toolMeta(name)})
 	return nil
 }
 

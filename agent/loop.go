@@ -302,15 +302,17 @@ func (r *run) retrying(rt Retry) {
 	r.stream.Emit(events.Event{Type: events.Custom, Name: name, Value: v})
 }
 
-// toolMeta returns the event metadata of a tool by name.
+// toolMeta returns the event metadata of a call of a tool by name: the
+// tool's type and target, and the agent node that calls it (chainId,
+// nodeId), which tells apart agents of one chain that share a tool name.
 func (r *run) toolMeta(name string) events.Meta {
+	m := events.Meta{ChainID: r.point.ChainID, NodeID: r.point.NodeID}
 	if e := r.agent.cfg.Tools.Lookup(name); e != nil {
-		return events.Meta{ToolType: e.Type, TargetID: e.TargetID}
+		m.ToolType, m.TargetID = e.Type, e.TargetID
+	} else if r.caller.has(name) {
+		m.ToolType = ToolTypeClient
 	}
-	if r.caller.has(name) {
-		return events.Meta{ToolType: ToolTypeClient}
-	}
-	return events.Meta{}
+	return m
 }
 
 // ToolTypeClient is the event toolType of a call of a caller's tool.
@@ -344,7 +346,7 @@ func (r *run) leavePending(t *turnResult, calls []events.ToolCall) {
 	for _, tc := range calls {
 		if !slices.Contains(t.streamed, tc.ID) {
 			r.stream.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: tc.ID, ToolCallName: tc.Name,
-				ParentMessageID: t.messageID, Meta: events.Meta{ToolType: ToolTypeClient}})
+				ParentMessageID: t.messageID, Meta: events.Meta{ToolType: ToolTypeClient, ChainID: r.point.ChainID, NodeID: r.point.NodeID}})
 			r.stream.Emit(events.Event{Type: events.ToolCallArgs, ToolCallID: tc.ID, Delta: tc.Arguments})
 			r.stream.Emit(events.Event{Type: events.ToolCallEnd, ToolCallID: tc.ID})
 		}

@@ -29,7 +29,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("RuleGo's test chains: %v (go mod download)", err)
 	}
 	llm := llmtest.NewServer(t, script())
-	work, chains := workDir(t, map[string]string{"helper.json": helperChain, "guarded.json": guardedChain})
+	work, chains := workDir(t, map[string]string{"helper.json": helperChain, "guarded.json": guardedChain, "pair.json": pairChain})
 	copyExample(t, env.root, chains, "order-status.json")
 	base := serve(t, env.bin, work, chains, llm.URL)
 	env.run(t, "e2e.mjs", "BASE_URL="+base, "CHAINS_DIR="+chains, "RULEGO_RULES="+rules)
@@ -188,6 +188,16 @@ func script() llmtest.Script {
 			}
 			return llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`))
 		})},
+		// The two agents of pair.json run at once; both have the tool read,
+		// only the reader calls it, once the quiet one is running.
+		llmtest.Rule{Match: llmtest.SystemContains("You are the reader"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("the reader read: " + res[0].Content)
+			}
+			return llmtest.Response{ToolCalls: []llmtest.ToolCall{llmtest.Call("read", `{"path":"notes.txt"}`)}, ChunkDelay: 400 * time.Millisecond}
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains("You are the quiet one"), Script: llmtest.Always(llmtest.Response{
+			Text: "the quiet one reads nothing at all", ChunkSize: 4, ChunkDelay: 150 * time.Millisecond})},
 		llmtest.Rule{Match: llmtest.UserContains("slow"), Script: llmtest.Always(llmtest.Response{Hang: true})},
 		// The costly agent reports its tokens, so that its cost is known.
 		llmtest.Rule{Match: llmtest.SystemContains("You are the costly agent"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
@@ -210,6 +220,18 @@ const helperChain = `{
   "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Helper", "configuration": {
     "url": "${global.llm_url}", "key": "${global.api_key}", "model": "${global.model}",
     "systemPrompt": "You are the helper.", "maxStep": 3}}], "connections": []}
+}`
+
+// pairChain runs two agents at once, both with the tool read.
+const pairChain = `{
+  "ruleChain": {"id": "pair", "name": "Pair", "root": true},
+  "metadata": {"nodes": [
+    {"id": "fork", "type": "jsTransform", "name": "Fork", "configuration": {"jsScript": "return {msg: msg, metadata: metadata, msgType: msgType};"}},
+    {"id": "reader", "type": "ai/agent", "name": "Reader", "configuration": {"systemPrompt": "You are the reader.", "maxStep": 3,
+      "tools": [{"type": "builtin", "name": "read"}]}},
+    {"id": "quiet", "type": "ai/agent", "name": "Quiet", "configuration": {"systemPrompt": "You are the quiet one.", "maxStep": 3,
+      "tools": [{"type": "builtin", "name": "read"}]}}],
+    "connections": [{"fromId": "fork", "toId": "reader", "type": "Success"}, {"fromId": "fork", "toId": "quiet", "type": "Success"}]}
 }`
 
 // guardedChain's agent may read only with a person's approval.

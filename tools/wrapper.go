@@ -60,7 +60,9 @@ type Outcome struct {
 func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	start := time.Now()
 	e := s.Lookup(c.Name)
-	meta := events.Meta{}
+	// The agent node that makes the call (chainId, nodeId) tells apart
+	// agents of one chain that share a tool name.
+	meta := events.Meta{ChainID: r.Point.ChainID, NodeID: r.Point.NodeID}
 	if e != nil {
 		meta.ToolType, meta.TargetID = e.Type, e.TargetID
 	}
@@ -254,7 +256,7 @@ func execute(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage
 
 func announce(sink events.Sink, c Call, meta events.Meta) {
 	sink.Emit(events.Event{Type: events.ToolCallStart, ToolCallID: c.ID, ToolCallName: c.Name, ParentMessageID: c.ParentMessageID,
-		Meta: events.Meta{ToolType: meta.ToolType, TargetID: meta.TargetID}})
+		Meta: events.Meta{ToolType: meta.ToolType, TargetID: meta.TargetID, ChainID: meta.ChainID, NodeID: meta.NodeID}})
 	sink.Emit(events.Event{Type: events.ToolCallArgs, ToolCallID: c.ID, Delta: string(c.Args)})
 	sink.Emit(events.Event{Type: events.ToolCallEnd, ToolCallID: c.ID})
 }

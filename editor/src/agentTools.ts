@@ -80,15 +80,20 @@ export interface CallInfo {
   name: string;
   toolType?: string;
   targetId?: string;
+  // nodeId is the agent node that made the call (the event's
+  // metadata.nodeId), when the server says.
+  nodeId?: string;
 }
 
 // callViews finds the tool views a call belongs to, from the name the
 // model called and the type and target the server reports. MCP tools are
 // "<prefix>__<tool>"; an entry whose prefix the server derives takes the
 // MCP calls no named entry claims. When agents of the chain share a tool,
-// those the trace shows running (activeAgents) are preferred.
+// the agent node the server names (call.nodeId) decides; without it (an
+// older server), those the trace shows running (activeAgents) are
+// preferred.
 export function callViews(views: ToolView[], entries: Map<string, ToolEntry>, call: CallInfo, activeAgents: Set<string>): string[] {
-  const tools = views.filter((v) => v.kind !== 'model');
+  const tools = views.filter((v) => v.kind !== 'model' && (!call.nodeId || v.agentId === call.nodeId));
   let hits: ToolView[];
   if ((call.toolType === 'rulechain' || call.toolType === 'agent') && call.targetId) {
     hits = tools.filter((v) => v.kind === call.toolType && v.target === call.targetId);

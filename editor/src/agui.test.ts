@@ -129,6 +129,21 @@ describe('reading server-sent events', () => {
   });
 });
 
+describe('a tool call’s duration', () => {
+  it('is the server’s durationMs; a result with metadata but none took under a millisecond, not the time since the call was announced', () => {
+    const fold = (events: AGUIEvent[]) => events.reduce((st, e) => apply(st, e, 0), newRun(0));
+    const s = fold([
+      { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'read', timestamp: 1000, metadata: { toolType: 'builtin' } },
+      { type: 'TOOL_CALL_END', toolCallId: 'c1', timestamp: 3400 },
+      { type: 'TOOL_CALL_RESULT', toolCallId: 'c1', messageId: 'm', content: 'ok', timestamp: 3401, metadata: { toolType: 'builtin', nodeId: 'agent' } },
+      { type: 'TOOL_CALL_START', toolCallId: 'c2', toolCallName: 'show_chart', timestamp: 4000 },
+      { type: 'TOOL_CALL_RESULT', toolCallId: 'c2', messageId: 'n', content: 'ok', timestamp: 4250 },
+    ]);
+    expect(s.toolCalls['root/c1'].durationMs).toBe(0);
+    expect(s.toolCalls['root/c2'].durationMs).toBe(250);
+  });
+});
+
 describe('interrupts', () => {
   it('a paused run waits with its interrupts; the resumed run goes on in the same view, usage added up', () => {
     const fold = (events: AGUIEvent[], s = newRun(0)) => events.reduce((st, e, i) => apply(st, e, i), s);

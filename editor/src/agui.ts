@@ -229,7 +229,9 @@ export function apply(s0: RunState, e: AGUIEvent, now: number): RunState {
         end: ts,
         toolType: c.toolType ?? str(md.toolType),
         targetId: c.targetId ?? str(md.targetId),
-        durationMs: numOf(md.durationMs) ?? ts - c.start,
+        // The server leaves durationMs out when it is 0 (under a
+        // millisecond); a result without metadata is timed from its start.
+        durationMs: numOf(md.durationMs) ?? (e.metadata ? 0 : ts - c.start),
         isError: md.isError === true,
         errorKind: str(md.errorKind),
         truncated: md.truncated === true,

@@ -64,6 +64,15 @@ describe('an agent’s tools on the canvas', () => {
     expect(callViews(views, entries, { name: 'read', toolType: 'builtin' }, new Set(['other']))).toEqual(['other#0']);
     expect(callViews(views, entries, { name: 'show_chart', toolType: 'client' }, none)).toEqual([]);
   });
+
+  it('map a call to the agent node the server names, whatever the trace shows running', () => {
+    const entries = entriesOf(doc);
+    const both = new Set(['brain', 'other']);
+    expect(callViews(views, entries, { name: 'read', toolType: 'builtin', nodeId: 'other' }, both)).toEqual(['other#0']);
+    expect(callViews(views, entries, { name: 'read', toolType: 'builtin', nodeId: 'brain' }, new Set(['other']))).toEqual(['brain#0']);
+    // A node whose tools do not hold the call lights nothing.
+    expect(callViews(views, entries, { name: 'get_order_status', toolType: 'rulechain', targetId: 'order-status', nodeId: 'other' }, both)).toEqual([]);
+  });
 });
 
 const node = (nodeId: string, flow: 'IN' | 'OUT' | 'DONE', extra: Partial<Frame> = {}): Frame => ({ type: 'node', chainId: 'c', runId: 'r1', nodeId, flow, ...extra }) as Frame;
@@ -85,6 +94,16 @@ describe('the live trace', () => {
     expect(l.tools.get('brain#1')).toBe('failed');
     // Another run starts afresh.
     expect(run([event({ type: 'RUN_STARTED' }, 'r2')], l).tools.size).toBe(0);
+  });
+
+  it('lights the tool of the agent that called it when two agents share its name and run at once', () => {
+    let l = run([node('brain', 'IN'), node('other', 'IN'), event({ type: 'TOOL_CALL_START', toolCallId: 'a', toolCallName: 'read', metadata: { toolType: 'builtin', chainId: 'c', nodeId: 'other' } })]);
+    expect([...l.tools]).toEqual([['other#0', 'active']]);
+    l = run([event({ type: 'TOOL_CALL_RESULT', toolCallId: 'a', content: 'ok', metadata: { chainId: 'c', nodeId: 'other' } })], l);
+    expect([...l.tools]).toEqual([['other#0', 'done']]);
+    // An agent of another chain (a rule-chain tool's) is none of these.
+    l = run([event({ type: 'TOOL_CALL_START', toolCallId: 'b', toolCallName: 'read', metadata: { toolType: 'builtin', chainId: 'order-status', nodeId: 'brain' } })], l);
+    expect(l.tools.has('brain#0')).toBe(false);
   });
 
   it('ends every light when the run ends, in whatever order the frames came', () => {

@@ -51,7 +51,10 @@ export function follow(l: Live, f: Frame, doc: Doc | null, views: ToolView[]): L
       // A sub-agent's own calls are not this chain's agents' tools.
       if (e.subagentRunId || !doc || !e.toolCallId) return base;
       const md = e.metadata ?? {};
-      const hit = callViews(views, entriesOf(doc), { name: e.toolCallName ?? '', toolType: str(md.toolType), targetId: str(md.targetId) }, base.active);
+      // An agent of another chain (inside a rule-chain tool) is not one of
+      // this chain's agents.
+      if (str(md.chainId) && md.chainId !== f.chainId) return base;
+      const hit = callViews(views, entriesOf(doc), { name: e.toolCallName ?? '', toolType: str(md.toolType), targetId: str(md.targetId), nodeId: str(md.nodeId) }, base.active);
       if (!hit.length) return base;
       const tools = new Map(base.tools);
       for (const id of hit) tools.set(id, 'active');

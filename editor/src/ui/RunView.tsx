@@ -52,7 +52,7 @@ function ToolCard({ state, call }: { state: RunState; call: ToolCallView }) {
         {call.toolType && <span className={`badge type-${call.toolType}`}>{call.toolType}</span>}
         {call.targetId && <span className="target">→ {call.targetId}</span>}
         <span className="spacer" />
-        {call.durationMs !== undefined && <span className="duration">{call.durationMs} ms</span>}
+        {call.durationMs !== undefined && <span className="duration">{call.durationMs ? `${call.durationMs} ms` : '<1 ms'}</span>}
       </summary>
       <div className="tool-call-body">
         <h4>Arguments</h4>
