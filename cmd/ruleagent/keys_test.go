@@ -88,6 +88,18 @@ func TestKeysCommandAndServeAuthKeys(t *testing.T) {
 	if !strings.Contains(out.String(), "identity: verified by API keys") {
 		t.Fatalf("banner: %s", out)
 	}
+	// healthz tells a front end (the editor) that the server decides the
+	// user, so that it names none of its own.
+	if resp, err := http.Get("http://" + addr + "/healthz"); err != nil {
+		t.Fatal(err)
+	} else {
+		var health map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&health)
+		resp.Body.Close()
+		if health["verifiedIdentity"] != true {
+			t.Fatalf("healthz: %v", health)
+		}
+	}
 	if code, user := whoami(t, addr, alice, nil); code != 200 || user != `{"user":"alice"}` {
 		t.Fatalf("alice's key: %d %s", code, user)
 	}

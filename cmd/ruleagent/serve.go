@@ -139,9 +139,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	opts := server.Options{Store: store, Token: *token, CORSOrigins: corsF, AllowedHosts: hostsF, MaxBodyBytes: *maxBody,
 		// demoModel tells the editor (and anyone) that agents answer from
-		// the built-in demo model.
+		// the built-in demo model; verifiedIdentity, that the server
+		// decides who calls (--auth), not the user id a request names.
 		Health: func() map[string]any {
-			return map[string]any{"sandbox": sandbox.Describe(), "demoModel": demo.IsURL(g["llm_url"])}
+			return map[string]any{"sandbox": sandbox.Describe(), "demoModel": demo.IsURL(g["llm_url"]), "verifiedIdentity": verifier != nil}
 		},
 		HideToolActivity: *hideActivity, RetryWindow: *retryWindow, Logger: logger, Identity: verifier}
 	if *retryWindow <= 0 {

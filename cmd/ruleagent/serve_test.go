@@ -164,6 +164,10 @@ func TestServeWithoutLLM(t *testing.T) {
 	if health["demoModel"] != true {
 		t.Fatalf("healthz does not say the demo model answers: %v", health)
 	}
+	// Without --auth a request's user id is its word (the editor sends one).
+	if health["verifiedIdentity"] != false {
+		t.Fatalf("healthz does not say who decides the user: %v", health)
+	}
 	for _, p := range []string{"/api/v1/chains", "/api/v1/components", "/api/v1/chains/assistant", "/v1/models", "/"} {
 		resp, err := http.Get("http://" + addr + p)
 		if err != nil || resp.StatusCode != 200 {

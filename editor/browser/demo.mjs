@@ -89,17 +89,32 @@ try {
     assert.match(await page.getByTestId('usage').textContent(), /tokens: [1-9]\d* in/);
   });
 
-  await check('support-agent: the business chain is called as a tool; its binding wants the user', async () => {
-    await runChain('support-agent', 'Where is my order A-1001?');
+  await check('support-agent: the business chain is called as a tool for the chat’s user, and finds the order', async () => {
+    await page.locator('[data-chain="support-agent"] .chain-open').click();
+    await page.locator('.doc-title', { hasText: 'support-agent' }).waitFor();
+    await page.getByRole('tab', { name: 'Run' }).click();
+    // The chat runs as the example orders' owner, and says who decides that.
+    const user = page.getByLabel('User id');
+    assert.equal(await user.inputValue(), 'alice');
+    assert.match(await page.getByTestId('chat-user-hint').textContent(), /Runs as “alice” .*caller’s word.*alice owns the example orders/);
+    await page.getByLabel('Message').fill('Where is my order A-1001?');
+    await page.getByLabel('Message').press('Enter');
     const card = lastTurn().locator('[data-tool-call="get_order_status"]');
     await card.waitFor();
     await answer().filter({ hasText: 'the demo model only reports what the tools said' }).waitFor();
-    assert.match(await card.textContent(), /A-1001/);
-    // A chat sends no userId: the binding refuses the call, and the model
-    // never chose the customer.
-    assert.match(await card.textContent(), /metadata\.userId/);
-    assert.match(await answer().textContent(), /^\[demo model\] get_order_status failed/);
-    // As a message with the user in its metadata, the order is found.
+    assert.match(await card.textContent(), /"found":\s*true/);
+    assert.match(await answer().textContent(), /^\[demo model\] get_order_status answered: carrier DHL, eta 2026-11-25, found true, orderId A-1001, status shipped\./);
+    await shot('support-agent');
+    // Without a user the binding refuses the call: the model never
+    // chooses the customer.
+    await user.fill('');
+    assert.match(await page.getByTestId('chat-user-hint').textContent(), /Runs without a user/);
+    await page.getByLabel('Message').fill('Where is my order A-1001?');
+    await page.getByLabel('Message').press('Enter');
+    await answer().filter({ hasText: 'get_order_status failed' }).waitFor();
+    assert.match(await lastTurn().locator('[data-tool-call="get_order_status"]').textContent(), /metadata\.userId/);
+    await user.fill('alice');
+    // As a message with the user in its metadata, the order is found too.
     await page.getByRole('radio', { name: 'Message (JSON)' }).click();
     const panel = page.getByTestId('message-run');
     await panel.getByLabel('Send the data as').selectOption('text');

@@ -45,8 +45,9 @@ export const api = {
   save: (id: string, dsl: ChainDSL) => call<ChainInfo & { warnings?: Problem[] }>('PUT', `/api/v1/chains/${enc(id)}`, dsl),
   remove: (id: string) => call<void>('DELETE', `/api/v1/chains/${enc(id)}`),
   components: () => call<Components>('GET', '/api/v1/components'),
-  // readOnly: the server was started with --read-only and refuses PUT and DELETE.
-  health: () => call<{ status: string; readOnly?: boolean }>('GET', '/healthz'),
+  // readOnly: the server was started with --read-only and refuses PUT and DELETE;
+  // verifiedIdentity: it decides who calls (--auth), not the user id a request names.
+  health: () => call<{ status: string; readOnly?: boolean; verifiedIdentity?: boolean }>('GET', '/healthz'),
   discover: (entry: JsonObject) => call<{ tools: DiscoveredTool[] }>('POST', '/api/v1/tools/mcp/discover', entry),
   cancel: (runId: string) => call<{ runId: string; cancelled: boolean }>('POST', `/api/v1/runs/${enc(runId)}/cancel`),
   // agui answers an SSE stream of AG-UI events: the caller reads the body.

@@ -12,6 +12,7 @@ import { EdgePanel } from './EdgePanel';
 import { useLiveTrace } from './useLiveTrace';
 import { Toolbar } from './Toolbar';
 import { DemoNotice } from './DemoNotice';
+import { defaultChatUser } from '../chatUser';
 import { ChainList } from './ChainList';
 import { ChainPanel } from './ChainPanel';
 import { chainActions, type Status } from './chainActions';
@@ -53,6 +54,9 @@ function Editor() {
   const [warnings, setWarnings] = useState<Problem[]>([]);
   const [tab, setTab] = useState<'inspect' | 'run'>('inspect');
   const [runs, setRuns] = useState<Record<string, ChainRuns>>({});
+  // The user the Run panel's chats run as, for every chain; null until
+  // changed: the default follows the server (see chatUser.ts).
+  const [chatUser, setChatUser] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
   const clip = useRef<edit.Clip | null>(null);
 
@@ -333,6 +337,9 @@ function Editor() {
                 live={highlight}
                 nodeName={(nid) => doc.nodes.find((n) => n.node.id === nid)?.node.name || nid}
                 onRunStart={clearHighlight}
+                user={chatUser ?? defaultChatUser(server.verifiedIdentity)}
+                verifiedIdentity={server.verifiedIdentity}
+                onUser={setChatUser}
               />
             )}
           </div>

@@ -4,6 +4,8 @@ import { apply, finalText, newRun, readSSE, ROOT, type AGUIEvent, type RunState 
 import { RunBody } from './RunView';
 import { Timeline } from './Timeline';
 import { Interrupts, type Answer } from './Interrupts';
+import { ChatUser } from './ChatUser';
+import { forwardedProps } from '../chatUser';
 
 export interface Turn {
   runId: string;
@@ -26,9 +28,13 @@ interface Props {
   thread: Thread;
   setThread: (f: (t: Thread) => Thread) => void;
   onRunStart: (runId: string) => void;
+  // user is who the chat runs as (forwardedProps.ruleagent.userId).
+  user: string;
+  verifiedIdentity: boolean;
+  onUser: (user: string) => void;
 }
 
-export function RunPanel({ chainId, deployed, thread, setThread, onRunStart }: Props) {
+export function RunPanel({ chainId, deployed, thread, setThread, onRunStart, user, verifiedIdentity, onUser }: Props) {
   const [input, setInput] = useState('');
   const [running, setRunning] = useState<string | null>(null);
   const [stopping, setStopping] = useState(false);
@@ -66,7 +72,7 @@ export function RunPanel({ chainId, deployed, thread, setThread, onRunStart }: P
     const ctrl = new AbortController();
     abort.current = ctrl;
     try {
-      const res = await api.agui(chainId, { threadId: thread.threadId, tools: [], context: [], state: {}, forwardedProps: { ruleagent: { subagentEvents: true } }, ...input }, ctrl.signal);
+      const res = await api.agui(chainId, { threadId: thread.threadId, tools: [], context: [], state: {}, forwardedProps: forwardedProps(user), ...input }, ctrl.signal);
       if (!res.ok || !res.body) {
         const body = await res.text();
         let message = `${res.status} ${body.slice(0, 300)}`;
@@ -143,6 +149,7 @@ export function RunPanel({ chainId, deployed, thread, setThread, onRunStart }: P
           <Timeline state={last.state} now={now} />
         </details>
       )}
+      <ChatUser user={user} verifiedIdentity={verifiedIdentity} disabled={!!running} onChange={onUser} />
       <form
         className="chat-input"
         onSubmit={(e) => {

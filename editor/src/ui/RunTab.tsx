@@ -31,11 +31,15 @@ interface Props {
   live: Live;
   nodeName: (id: string) => string;
   onRunStart: (runId: string) => void;
+  // user is who chats run as; verifiedIdentity, whether the server decides.
+  user: string;
+  verifiedIdentity: boolean;
+  onUser: (user: string) => void;
 }
 
 // RunTab runs the open chain: an agent chain as a chat over AG-UI, or any
 // chain with one message whose data and metadata are typed as JSON.
-export function RunTab({ chainId, isAgent, deployed, dirty, inputSchema, runs: kept, setRuns: keep, live, nodeName, onRunStart }: Props) {
+export function RunTab({ chainId, isAgent, deployed, dirty, inputSchema, runs: kept, setRuns: keep, live, nodeName, onRunStart, user, verifiedIdentity, onUser }: Props) {
   // One start per chain (the tab is keyed by it): a thread id must not
   // change between renders before the first run keeps it.
   const [initial] = useState(() => newChainRuns(isAgent, inputSchema));
@@ -56,7 +60,16 @@ export function RunTab({ chainId, isAgent, deployed, dirty, inputSchema, runs: k
       {!deployed && <p className="note">Deploy the chain to run it.</p>}
       {deployed && dirty && <p className="note">Runs use the deployed version; your unsaved changes are not in it.</p>}
       {mode === 'chat' ? (
-        <RunPanel chainId={chainId} deployed={deployed} thread={runs.thread} setThread={(f) => setRuns((r) => ({ ...r, thread: f(r.thread) }))} onRunStart={onRunStart} />
+        <RunPanel
+          chainId={chainId}
+          deployed={deployed}
+          thread={runs.thread}
+          setThread={(f) => setRuns((r) => ({ ...r, thread: f(r.thread) }))}
+          onRunStart={onRunStart}
+          user={user}
+          verifiedIdentity={verifiedIdentity}
+          onUser={onUser}
+        />
       ) : (
         <MessageRun chainId={chainId} deployed={deployed} runs={runs.message} setRuns={(f) => setRuns((r) => ({ ...r, message: f(r.message) }))} live={live} nodeName={nodeName} onRunStart={onRunStart} />
       )}

@@ -9,6 +9,9 @@ export interface Server {
   components: Components | null;
   chains: ChainInfo[];
   readOnly: boolean;
+  // verifiedIdentity: the server decides who calls (serve --auth), not the
+  // user id a request names.
+  verifiedIdentity: boolean;
   refreshChains: () => void;
   // signedIn: the editor holds a token (so it can sign out).
   signedIn: boolean;
@@ -24,6 +27,7 @@ export function useServer(setStatus: (s: Status | null) => void): Server {
   const [components, setComponents] = useState<Components | null>(null);
   const [chains, setChains] = useState<ChainInfo[]>([]);
   const [readOnly, setReadOnly] = useState(false);
+  const [verifiedIdentity, setVerifiedIdentity] = useState(false);
   const [asking, setAsking] = useState(false);
   const [urlToken] = useState(() => dropURLToken(location, history));
   const [signedIn, setSignedIn] = useState(() => auth.token() !== '');
@@ -34,7 +38,13 @@ export function useServer(setStatus: (s: Status | null) => void): Server {
 
   const loadAll = useCallback(() => {
     api.components().then(setComponents, (e: Error) => auth.state() !== 'needed' && setStatus({ text: `Cannot load components: ${e.message}`, error: true }));
-    api.health().then((h) => setReadOnly(!!h.readOnly), () => setReadOnly(false));
+    api.health().then(
+      (h) => {
+        setReadOnly(!!h.readOnly);
+        setVerifiedIdentity(!!h.verifiedIdentity);
+      },
+      () => setReadOnly(false),
+    );
     refreshChains();
   }, [refreshChains, setStatus]);
 
@@ -59,5 +69,5 @@ export function useServer(setStatus: (s: Status | null) => void): Server {
       }}
     />
   ) : null;
-  return { components, chains, readOnly, refreshChains, signedIn, signOut: () => auth.signOut(), signIn };
+  return { components, chains, readOnly, verifiedIdentity, refreshChains, signedIn, signOut: () => auth.signOut(), signIn };
 }
