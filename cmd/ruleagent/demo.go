@@ -1,9 +1,13 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ruleagent/ruleagent/demo"
+	"github.com/ruleagent/ruleagent/server"
 )
 
 // demoNotice says, on one line, that the chains' LLM globals are the
@@ -22,4 +26,22 @@ func useDemoModel(g map[string]string) bool {
 	}
 	g["llm_url"], g["model"] = demo.URL, demo.Model
 	return true
+}
+
+// answersFromDemo reports whether a run of chain id asks the demo model:
+// the chain has an agent on it, or a node of it runs a chain (flow, its
+// targetId) that has. A chain of plain nodes, such as order-status, does
+// not: run says nothing about the LLM for it.
+func answersFromDemo(store *server.Store, id string) bool {
+	on := store.OnDemoModel()
+	if slices.Contains(on, id) {
+		return true
+	}
+	dsl, _ := store.DSL(id)
+	for _, t := range gjson.GetBytes(dsl, "metadata.nodes.#.configuration.targetId").Array() {
+		if slices.Contains(on, t.String()) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,37 +1,25 @@
 package main
 
 import (
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
 )
 
-// readmeModel is the LLM the README's transcripts run on: it sets the
-// process's LLM settings for each transcript (a func of the transcript's
-// test). Today a scripted model that answers the README's examples,
-// named gpt-4o-mini as the tour configures it. Once the built-in demo
-// model is on main, the transcripts should run on it, since that is what
-// a newcomer without a key sees: return a func that leaves OPENAI_* unset
-// (t.Setenv each to "" and os.Unsetenv it), then run the test with
-// -update.
-func readmeModel(t *testing.T) func(*testing.T) { return scriptedModel(t) }
+// readmeModel is the LLM the README's transcripts and HTTP samples run
+// on: none configured, so that the built-in demo model answers, as it does
+// for a newcomer without a key. A transcript that only makes sense with a
+// real model (a model's own words, a session's memory) runs on
+// scriptedModel instead (transcriptSetup's realModel), and the README says
+// that it shows a real model's answer.
+func readmeModel(*testing.T) func(*testing.T) { return noLLM }
 
-// scriptedModel answers the example chains as the README tells them.
+// scriptedModel is the stand-in for a real model in the transcripts that
+// show one (see readmeModel): named gpt-4o-mini, as the tour configures
+// it, it answers the support agent in its own words and the sessions
+// example from the conversation it is given.
 func scriptedModel(t *testing.T) func(*testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Route(
-		// The reviewer starts answering when the summarizer has done, so
-		// that the tour's transcript is the same every time.
-		llmtest.Rule{Match: llmtest.SystemContains("careful code reviewer"), Script: llmtest.Always(llmtest.Response{
-			Text: "Bug: the loop skips the last element.", ChunkSize: 64, ChunkDelay: 750 * time.Millisecond})},
-		llmtest.Rule{Match: llmtest.SystemContains("You summarize texts"), Script: llmtest.Always(llmtest.Reply("- Adds a retry loop\n- Fixes the timeout"))},
-		llmtest.Rule{Match: llmtest.SystemContains("You lead a small team"), Script: llmtest.Sequence(
-			llmtest.Response{Text: "I'll ask both specialists.", ToolCalls: []llmtest.ToolCall{
-				llmtest.Call("Code_Reviewer", `{"message":"Review: for i := 0; i < n-1; i++ {}"}`),
-				llmtest.Call("Summarizer", `{"message":"Summarize the change notes."}`)}},
-			llmtest.Reply("Review found one bug; summary attached."),
-		)},
 		llmtest.Rule{Match: llmtest.SystemContains("friendly support agent"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
 			if len(r.ToolResults()) > 0 {
 				return llmtest.Reply("Your order A-1001 has shipped with DHL and should arrive on 25 November.")
@@ -43,21 +31,6 @@ func scriptedModel(t *testing.T) func(*testing.T) {
 				return llmtest.Reply("Your name is Ada.")
 			}
 			return llmtest.Reply("Nice to meet you, Ada.")
-		})},
-		llmtest.Rule{Match: llmtest.SystemContains("Look orders up when asked."), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
-			if res := r.ToolResults(); len(res) > 0 {
-				return llmtest.Reply("Order A-1001: " + res[0].Content)
-			}
-			return llmtest.Calls(llmtest.Call("get_order_status", `{"orderId":"A-1001"}`))
-		})},
-		llmtest.Rule{Match: llmtest.SystemContains("helpful, concise assistant"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
-			switch q := r.LastUserText(); {
-			case q == "Hi!":
-				return llmtest.Response{Text: "Hello! How can I help you today?", ChunkSize: 5}
-			case strings.Contains(q, "long story"):
-				return llmtest.Response{Text: strings.Repeat("Once upon a time. ", 60), ChunkSize: 6, ChunkDelay: 100 * time.Millisecond}
-			}
-			return llmtest.Reply("A rule chain is a graph of processing nodes that a message flows through, each node deciding where it goes next.")
 		})},
 	))
 	return func(t *testing.T) {

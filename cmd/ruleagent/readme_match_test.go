@@ -15,7 +15,9 @@ import (
 //   - "..." inside a line stands for any text;
 //   - a line that is only "..." stands for any number of lines;
 //   - durations, run and thread ids, API keys, dates and the server's port
-//     are compared normalised (what varies from run to run);
+//     are compared normalised (what varies from run to run), and so are
+//     what varies from machine to machine: the Go version and platform,
+//     and the kernel sandbox `ruleagent version` reports;
 //   - sub-agents started together ("↳ sub-agent" lines in a row) may be
 //     listed in any order: parallel starts have none.
 
@@ -98,6 +100,8 @@ var normalisers = []struct {
 	{regexp.MustCompile(`\b[0-9a-f]{16}\b`), "ID16"},
 	{regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?`), "DATETIME"},
 	{regexp.MustCompile(`(127\.0\.0\.1|localhost):\d+`), "127.0.0.1:PORT"},
+	{regexp.MustCompile(`\bgo1\.\d+(\.\d+)?(rc\d+)? [a-z0-9]+/[a-z0-9]+\)`), "GOVERSION OS/ARCH)"},
+	{regexp.MustCompile(`^sandbox: .*`), "sandbox: SUMMARY"},
 }
 
 func normalise(lines []string) []string {

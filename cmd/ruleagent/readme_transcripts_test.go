@@ -25,15 +25,15 @@ var updateREADME = flag.Bool("update", false, "rewrite the README's transcripts 
 // transcriptSetup is what a transcript needs besides the README's LLM
 // (see readmeModel) and a copy of chains/, by its marker name.
 var transcriptSetup = map[string]struct {
-	env   map[string]string
-	files map[string]string // path: content, in the transcript's folder
+	// realModel plays the transcript on the scripted stand-in for a real
+	// model (scriptedModel, named gpt-4o-mini as the tour configures it):
+	// the README says so where it shows one.
+	realModel bool
+	env       map[string]string
+	files     map[string]string // path: content, in the transcript's folder
 }{
-	// The banner names the LLM it was given; the tour sets OpenAI's.
-	"serve-banner": {env: map[string]string{"OPENAI_BASE_URL": "https://api.openai.com/v1"}},
-	// The gallery runs on the demo model: no LLM configured.
-	"gallery-support-agent": {env: noLLMEnv},
-	"gallery-chain-guide":   {env: noLLMEnv},
-	"gallery-support-desk":  {env: noLLMEnv},
+	// What the tour shows once a real model is set.
+	"tour-real-model": {realModel: true},
 	// The mistakes the validate example finds.
 	"validate": {files: map[string]string{
 		"mychains/ops.json": `{
@@ -55,17 +55,21 @@ var transcriptSetup = map[string]struct {
     "configuration": {"jsScript": "return {msg: msg, metadata: metadata, msgType: msgType};"}}]}
 }`,
 	}},
-	// The sessions example's chain, as the README describes it.
-	"sessions": {files: map[string]string{"chains/chat.json": `{
+	// A chain asking for less than the sandbox floor.
+	"sandbox-floor": {files: map[string]string{"mychains/shell.json": `{
+  "ruleChain": {"id": "shell", "name": "Shell"},
+  "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Shell", "configuration": {
+    "tools": [{"type": "builtin", "name": "bash", "config": {"sandbox": "off"}}]}}]}
+}`}},
+	// The sessions example's chain, as the README describes it; a model
+	// that answers from the session shows the memory.
+	"sessions": {realModel: true, files: map[string]string{"chains/chat.json": `{
   "ruleChain": {"id": "chat", "name": "Chat", "root": true},
   "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Chat",
     "configuration": {"url": "${global.llm_url}", "key": "${global.api_key}", "model": "${global.model}",
       "systemPrompt": "You are a friendly chat partner.", "session": {"scope": "thread"}}}]}
 }`}},
 }
-
-// noLLMEnv leaves the LLM unset, so that the demo model answers.
-var noLLMEnv = map[string]string{"OPENAI_BASE_URL": "", "OPENAI_API_KEY": "", "OPENAI_MODEL": ""}
 
 // TestREADMETranscripts plays every transcript of the README (see
 // readme_match_test.go): each command runs as written, in a folder holding
@@ -83,7 +87,7 @@ func TestREADMETranscripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	model := readmeModel(t)
+	model, real := readmeModel(t), scriptedModel(t)
 	found := transcriptMarker.FindAllStringSubmatchIndex(readme, -1)
 	if len(found) < 8 {
 		t.Fatalf("only %d transcripts are marked in README.md", len(found))
@@ -97,8 +101,13 @@ func TestREADMETranscripts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := copyChains(t)
 			t.Chdir(dir)
-			model(t)
 			setup := transcriptSetup[name]
+			if setup.realModel {
+				noLLM(t)
+				real(t)
+			} else {
+				model(t)
+			}
 			for k, v := range setup.env {
 				t.Setenv(k, v)
 			}
@@ -155,6 +164,13 @@ func (p *player) play(command string) []string {
 	words, err := shell.Fields(cmd, func(string) string { return "" })
 	if err != nil || len(words) == 0 {
 		t.Fatalf("$ %s: %v", command, err)
+	}
+	// NAME=value before the command sets the variable for it (and for the
+	// rest of the transcript, as serving goes on).
+	for len(words) > 1 && envAssignment.MatchString(words[0]) {
+		k, v, _ := strings.Cut(words[0], "=")
+		t.Setenv(k, v)
+		words = words[1:]
 	}
 	switch {
 	case words[0] == "make" && len(words) == 2 && words[1] == "run":
@@ -244,6 +260,8 @@ func displayed(lines []string) []string {
 }
 
 var servedAt = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+
+var envAssignment = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
 
 func outputLines(s string) []string {
 	s = strings.TrimSuffix(s, "\n")

@@ -89,9 +89,6 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer sess.Close()
 	g := processGlobals(globalsF)
-	if demo.IsURL(g["llm_url"]) {
-		fmt.Fprintf(stderr, "ruleagent: %s\n", demoNotice)
-	}
 	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
 	components.RegisterSessions(&cfg, sess)
 	store, loadErrs := server.OpenStore(dir, cfg)
@@ -107,6 +104,9 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 		}
 		return fmt.Errorf("no chain %q in %s", id, dir)
+	}
+	if demo.IsURL(g["llm_url"]) && answersFromDemo(store, id) {
+		fmt.Fprintf(stderr, "ruleagent: %s\n", demoNotice)
 	}
 
 	md := map[string]string{}

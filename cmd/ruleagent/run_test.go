@@ -97,6 +97,12 @@ func TestRunNoLLMConfigured(t *testing.T) {
 	if !strings.Contains(errb.String(), "built-in demo model") || !strings.Contains(errb.String(), "OPENAI_BASE_URL") {
 		t.Fatalf("stderr: %s", errb.String())
 	}
+	// A chain of plain nodes asks no model: nothing is said about one.
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"run", repoChain("order-status.json"), "--input", `{"orderId":"A-1001","userId":"alice"}`}, nil, &out, &errb); code != 0 || errb.Len() != 0 {
+		t.Fatalf("order-status: exit %d, stderr: %s", code, errb.String())
+	}
 }
 
 func TestUsageErrorsAndVersion(t *testing.T) {
