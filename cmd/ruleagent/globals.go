@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -80,7 +81,9 @@ func openStore(chains string, globalFlags []string, floor components.SandboxFloo
 	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
 	// Agents with a session keep it for the life of the process.
 	components.RegisterSessions(&cfg, sessions.NewMemory())
-	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly})
+	// The store logs (reloads, the chains MCP withholds) to the command's
+	// stderr, whatever the process's default logger is.
+	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 	}

@@ -178,7 +178,7 @@ func TestMCPStdioOnTheDemoModel(t *testing.T) {
 		t.Fatalf("stderr does not name the demo model:\n%s", stderr.String())
 	}
 	// It serves MCP: the chain it withholds is named once.
-	if n := strings.Count(stderr.String(), "mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them chain=order-status bound=[userId]"); n != 1 {
+	if n := strings.Count(stderr.String(), `msg="mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them" chain=order-status bound=[userId]`); n != 1 {
 		t.Fatalf("the withheld chain is logged %d times, want once:\n%s", n, stderr.String())
 	}
 }

@@ -211,7 +211,7 @@ func TestRunCancelledByTheUser(t *testing.T) {
 		time.AfterFunc(300*time.Millisecond, func() { cancel(&interrupted{sig: tc.sig}) })
 		var out, errb bytes.Buffer
 		code := run(ctx, []string{"run", repoChain("assistant.json"), "--input", "hi"}, nil, &out, &errb)
-		if code != tc.code || !strings.HasSuffix(errb.String(), "\nruleagent: "+tc.says+"\n") || strings.Contains(errb.String(), "went away") {
+		if code != tc.code || !strings.HasSuffix("\n"+errb.String(), "\nruleagent: "+tc.says+"\n") || strings.Contains(errb.String(), "went away") {
 			t.Fatalf("%v: exit %d, stderr:\n%s", tc.sig, code, errb.String())
 		}
 		if reqs := srv.Requests(); len(reqs) != before+1 || !reqs[before].Aborted() {
