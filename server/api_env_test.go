@@ -37,6 +37,7 @@ const (
 	promptGuard  = "You are the guarded agent."
 	promptShell  = "You are the shell agent."
 	promptExact  = "You are the exact-approval agent."
+	promptDouble = "You are the double agent."
 )
 
 func apiScript() llmtest.Script {
@@ -69,6 +70,16 @@ func apiScript() llmtest.Script {
 				return llmtest.Calls(llmtest.Call("bash", calls[n]))
 			}
 			return llmtest.Reply("done")
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains(promptDouble), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				var parts []string
+				for _, m := range res {
+					parts = append(parts, m.Content)
+				}
+				return llmtest.Reply("Both: " + strings.Join(parts, " | "))
+			}
+			return llmtest.Calls(llmtest.Call("lookup", `{"key":"A-1"}`), llmtest.Call("lookup", `{"key":"B-2"}`))
 		})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptBroken), Script: llmtest.Always(llmtest.Response{
 			Status: http.StatusBadRequest, ErrorMessage: "the model refuses this request"})},
