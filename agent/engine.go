@@ -187,6 +187,11 @@ func NewID(prefix string) string {
 // Run runs one conversation to its answer, streaming its events to sink.
 // Exactly one terminal event (RUN_FINISHED or RUN_ERROR) is emitted. A
 // panic anywhere in the run becomes a run error.
+//
+// A run whose calls wait for answers from outside it (an approval, a
+// paused sub-agent: see tools.ErrPaused) pauses: Run returns a
+// *SuspendedError holding its Suspension, emits no terminal event, and
+// Resume goes on from it.
 func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Output, err error) {
 	start := time.Now()
 	if in.RunID == "" {
@@ -196,33 +201,19 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	if in.ThreadID == "" {
 		in.ThreadID = NewID("thread-")
 	}
-	st := events.NewStream(sink, in.ThreadID, in.RunID)
-	p := in.Point
-	p.RunID, p.ThreadID = in.RunID, in.ThreadID
-	// The caller's tools and context are for this run only: whatever this
-	// run calls (rule chains, sub-agents, MCP) has this run as its caller.
-	// Usage adds up here and in every run above (a sub-agent's calls count
-	// in its parent's usage).
-	r := &run{agent: a, in: &in, stream: st, point: &p, caller: CallerFrom(ctx), ledger: NewLedger(LedgerFrom(ctx)), sessionKey: sessionKey}
-	p.Model = r.llm().Model()
+	r := a.newRun(ctx, &in, sink, sessionKey)
+	r.started = start
 	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
 	ctx, span := r.startSpan(ctx)
 	defer func() { r.endSpan(span, err) }()
-
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Error("agent run panicked", "run", in.RunID, "panic", v, "stack", string(debug.Stack()))
-			out, err = nil, &RunError{Code: CodePanic, Err: fmt.Errorf("internal error: %v", v)}
-			st.Emit(events.Event{Type: events.RunError, Message: err.Error(), Code: CodePanic})
-		}
-	}()
+	defer r.recoverRun(&out, &err)
 
 	if a.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, a.cfg.Timeout, errRunTimeout)
 		defer cancel()
 	}
-	st.Emit(events.Event{Type: events.RunStarted, ParentRunID: in.ParentRunID})
+	r.stream.Emit(events.Event{Type: events.RunStarted, ParentRunID: in.ParentRunID})
 
 	// The limits admit the run before its session's memory is read.
 	res, err := r.protected(func() (*aspects.RunOutput, error) {
@@ -237,6 +228,43 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 			return res, err
 		})
 	})
+	return r.end(ctx, start, res, err)
+}
+
+// newRun is the state of a run of in, streaming into sink. The caller's
+// tools and context are for this run only: whatever this run calls (rule
+// chains, sub-agents, MCP) has this run as its caller. Usage adds up here
+// and in every run above (a sub-agent's calls count in its parent's
+// usage).
+func (a *Agent) newRun(ctx context.Context, in *Input, sink events.Sink, sessionKey string) *run {
+	p := in.Point
+	p.RunID, p.ThreadID = in.RunID, in.ThreadID
+	r := &run{agent: a, in: in, stream: events.NewStream(sink, in.ThreadID, in.RunID), point: &p, caller: CallerFrom(ctx),
+		ledger: NewLedger(LedgerFrom(ctx)), sessionKey: sessionKey}
+	p.Model = r.llm().Model()
+	return r
+}
+
+// recoverRun turns a panic of the run into its run error.
+func (r *run) recoverRun(out **Output, err *error) {
+	if v := recover(); v != nil {
+		slog.Error("agent run panicked", "run", r.in.RunID, "panic", v, "stack", string(debug.Stack()))
+		*out, *err = nil, &RunError{Code: CodePanic, Err: fmt.Errorf("internal error: %v", v)}
+		r.stream.Emit(events.Event{Type: events.RunError, Message: (*err).Error(), Code: CodePanic})
+	}
+}
+
+// end ends a run that started at start with its output or error: the
+// Completed point and the terminal event; a suspended run has neither.
+func (r *run) end(ctx context.Context, start time.Time, res *aspects.RunOutput, err error) (*Output, error) {
+	st, in := r.stream, r.in
+	var se *SuspendedError
+	if errors.As(err, &se) {
+		// What the run added to its session's tokens so far, counted when
+		// admitted ended.
+		se.Suspension.SessionAdded = r.sessionAdded
+		return nil, se
+	}
 	if res != nil {
 		res.Duration = time.Since(start)
 	}

@@ -50,6 +50,8 @@ type run struct {
 	// toolsJSON is the tools array offered last, built from ownJSON (see
 	// offered).
 	toolsJSON, ownJSON []byte
+	// started is when the run started (a resumed run's, before its pause).
+	started time.Time
 }
 
 // uniqueCallID returns id, or id with a suffix if the run already used it.
@@ -77,13 +79,7 @@ const finalTurnPrompt = "You have used all the steps available for this task. Do
 
 // loop is the ReAct loop: it is the core the Around aspects wrap.
 func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOutput, error) {
-	cfg := &r.agent.cfg
-	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
-		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
-		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval, Policy: r.in.Policy, Audit: cfg.Audit,
-		ParentRunID: r.in.ParentRunID, SessionKey: r.sessionKey}
-	r.tools.SessionCalls = r.sessionCalls()
-
+	r.newTools()
 	// Room for the system prompt and one answer: a run held by a slow
 	// stream should not hold empty messages (176 bytes each); tool turns
 	// grow it.
@@ -92,10 +88,32 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 		conv = append(conv, events.Message{Role: events.RoleSystem, Content: sp})
 	}
 	conv = append(conv, input.Messages...)
-	firstNew := len(conv)
+	return r.steps(ctx, &loopState{conv: conv, firstNew: len(conv)}, 1)
+}
 
-	out := &aspects.RunOutput{}
-	for step := 1; ; step++ {
+// newTools makes the state every tool call of the run shares.
+func (r *run) newTools() {
+	cfg := &r.agent.cfg
+	r.tools = &tools.Run{Sink: r.stream, Aspects: cfg.Aspects, Point: *r.point, Scrubber: r.in.Scrubber,
+		MaxOutput: cfg.MaxToolOutputLength, MaxCalls: cfg.MaxToolCalls, RepeatLimit: max(cfg.RepeatLimit, 0), Meta: r.in.Bind,
+		MaxSubagents: cfg.MaxConcurrentSubagents, Approval: cfg.Approval, Policy: r.in.Policy, Audit: cfg.Audit,
+		ParentRunID: r.in.ParentRunID, SessionKey: r.sessionKey}
+	r.tools.SessionCalls = r.sessionCalls()
+}
+
+// loopState is the conversation a loop runs on, where the messages the run
+// adds begin, and what it has produced so far.
+type loopState struct {
+	conv     []events.Message
+	firstNew int
+	out      aspects.RunOutput
+}
+
+// steps runs the loop's turns from step from on, until an answer.
+func (r *run) steps(ctx context.Context, ls *loopState, from int) (*aspects.RunOutput, error) {
+	cfg := &r.agent.cfg
+	out := &ls.out
+	for step := from; ; step++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -104,7 +122,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 		}
 		final := step > cfg.MaxStep
 		r.point.Step = step
-		turn, err := r.turn(ctx, step, conv, r.offered(), final)
+		turn, err := r.turn(ctx, step, ls.conv, r.offered(), final)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +131,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 		if !final {
 			msg.ToolCalls = turn.ToolCalls
 		}
-		conv = append(conv, msg)
+		ls.conv = append(ls.conv, msg)
 		if final || len(turn.ToolCalls) == 0 {
 			out.Content, out.Reasoning = turn.Content, turn.Reasoning
 			out.Truncated = final
@@ -123,27 +141,47 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 			break
 		}
 		own, theirs := r.splitCalls(turn)
-		results := r.callTools(ctx, own)
-		for i, tc := range own.ToolCalls {
-			m := events.Message{Role: events.RoleTool, ToolCallID: tc.ID, Content: results[i].Content}
-			if results[i].IsError {
-				m.Error = results[i].Kind
-				if m.Error == "" {
-					m.Error = "error"
-				}
-			}
-			conv = append(conv, m)
+		done, err := r.toolTurn(ctx, ls, step, turn, theirs, r.newCalls(own))
+		if err != nil {
+			return nil, err
 		}
-		out.ToolCalls += len(own.ToolCalls)
-		if len(theirs) > 0 {
-			// The caller runs these: the run ends here, and the caller's
-			// next request carries their results.
-			r.leavePending(turn, theirs)
-			out.Content, out.Reasoning = turn.Content, turn.Reasoning
+		if done {
 			break
 		}
 	}
-	out.Messages = conv[firstNew:]
+	return r.output(ls), nil
+}
+
+// toolTurn runs the agent's own calls of a turn (calls: those not done
+// yet, when a suspended turn goes on) and adds their results to the
+// conversation. A call that waits for an answer suspends the run. The run
+// is done when the turn leaves calls of the caller's tools (theirs) for
+// the caller to answer.
+func (r *run) toolTurn(ctx context.Context, ls *loopState, step int, turn *turnResult, theirs []events.ToolCall, calls []CallState) (bool, error) {
+	r.callTools(ctx, turn.messageID, calls)
+	for i := range calls {
+		if calls[i].Result == nil {
+			return false, r.suspend(ls, step, turn, theirs, calls)
+		}
+	}
+	for i := range calls {
+		ls.conv = append(ls.conv, *calls[i].Result)
+	}
+	ls.out.ToolCalls += len(calls)
+	if len(theirs) > 0 {
+		// The caller runs these: the run ends here, and the caller's
+		// next request carries their results.
+		r.leavePending(turn, theirs)
+		ls.out.Content, ls.out.Reasoning = turn.Content, turn.Reasoning
+		return true, nil
+	}
+	return false, nil
+}
+
+// output is what the loop produced.
+func (r *run) output(ls *loopState) *aspects.RunOutput {
+	out := &ls.out
+	out.Messages = ls.conv[ls.firstNew:]
 	out.Usage = r.ledger.Total()
 	r.mu.Lock()
 	out.Model = r.model
@@ -151,7 +189,7 @@ func (r *run) loop(ctx context.Context, input *aspects.RunInput) (*aspects.RunOu
 	if out.Model == "" {
 		out.Model = r.point.Model
 	}
-	return out, nil
+	return out
 }
 
 // systemPrompt joins the agent's prompt, what its tools add (skills) and

@@ -37,6 +37,9 @@ func (r *run) endSpan(span telemetry.Agent, err error) {
 	switch {
 	case err == nil:
 		span.End(u, "success", "", "")
+	case errors.Is(err, ErrSuspended):
+		// Paused: the run goes on where it is resumed, in a span of its own.
+		span.End(u, "interrupt", "", "")
 	case errors.As(err, &re) && re.Code == CodeCancelled:
 		span.End(u, "cancelled", "", "")
 	case errors.As(err, &re):

@@ -74,6 +74,9 @@ type ApprovalRequest struct {
 	ResponseSchema json.RawMessage
 	// Timeout is how long the call waits.
 	Timeout time.Duration
+	// InterruptID is set when the call is resumed after its run paused
+	// on it: the interrupt whose answer decides it (see ErrPaused).
+	InterruptID string
 }
 
 // ApprovalDecision is a person's answer.
@@ -91,7 +94,10 @@ type ApprovalDecision struct {
 }
 
 // Approver asks a person. Approve blocks until the answer, the request's
-// timeout (a denial) or ctx's end.
+// timeout (a denial) or ctx's end; or, for a run that can pause (the
+// server's), it raises an interrupt and returns a *PauseError at once:
+// the run then pauses, and its resumption asks again with the request's
+// InterruptID set, which the answers decide.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
 }
@@ -113,7 +119,9 @@ func ApproverFrom(ctx context.Context) Approver {
 // approve asks a person about a call that needs one. done reports that
 // the call is answered without running the tool (a form's answer is the
 // result); args are the arguments to run it with.
-func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage) (res Result, newArgs json.RawMessage, done bool, err error) {
+// A call resumed after a pause names the interrupt it paused on: the
+// approver answers it from the answers the resume brought.
+func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage, interrupt string) (res Result, newArgs json.RawMessage, done bool, err error) {
 	byName := r.Approval.Needs(c.Name)
 	var shell ShellCall
 	if r.Approval != nil {
@@ -131,9 +139,12 @@ func (s *Set) approve(ctx context.Context, r *Run, e *Entry, c Call, args json.R
 	}
 	req := ApprovalRequest{RunID: r.Point.RunID, ToolCallID: c.ID, Tool: c.Name, ToolType: e.Type, Args: args, Commands: commands,
 		Redirects: shell.Redirects, Assignments: shell.Assignments, WorkDirs: shell.WorkDirs,
-		ResponseSchema: e.ResponseSchema, Timeout: r.Approval.Wait()}
+		ResponseSchema: e.ResponseSchema, Timeout: r.Approval.Wait(), InterruptID: interrupt}
 	d, err := a.Approve(ctx, req)
 	if err != nil {
+		if errors.Is(err, ErrPaused) {
+			return Result{}, nil, false, err
+		}
 		if ctx.Err() != nil {
 			return Result{}, nil, false, ctx.Err()
 		}

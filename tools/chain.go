@@ -36,6 +36,11 @@ type ChainRequest struct {
 	Steps events.Sink
 	// ToolCallID is the call the run belongs to, for attributing steps.
 	ToolCallID string
+	// Resume, when set, is the paused run of the chain this call started
+	// before its run paused (see ChainPause): the chain goes on from it
+	// instead of starting afresh. A chain run that pauses makes Invoke
+	// return a *PauseError holding its ChainPause.
+	Resume *ChainPause
 }
 
 // ChainResult is what a chain run produced.

@@ -48,6 +48,10 @@ type Outcome struct {
 	Kind     string
 	IsError  bool
 	Duration time.Duration
+	// Paused is set, and nothing else but Duration, when the call waits
+	// for an answer from outside the run (see Paused): it has no result
+	// yet, and its TOOL_CALL_RESULT comes when it is resumed (Set.Resume).
+	Paused *Paused
 }
 
 // Invoke runs one call through the VisualToolWrapper pipeline: validate the
@@ -89,35 +93,60 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		if ac != nil {
 			args = ac.Args
 		}
-		var (
-			answered bool
-			approved json.RawMessage
-		)
-		actx := ctx
 		if r.Audit != nil {
 			appr = new(audit.Decision)
-			actx = recordApproval(ctx, appr)
 		}
 		// On a refusal the model's arguments stay what the audit records.
-		if res, approved, answered, err = s.approve(actx, r, e, c, args); err == nil {
-			if !bytes.Equal(args, approved) {
-				// Arguments a person edited pass the ToolCallBefore
-				// aspects as the model's did.
-				meta.ArgsRewritten = true
-				args = approved
-				if ac != nil {
-					ac.Args = args
-					var rewritten json.RawMessage
-					if rewritten, err = aspectsBefore(ctx, r, e, &p, ac, &meta); err == nil {
-						args = rewritten
-					}
-				}
-			}
-			if err == nil && !answered {
-				res, err = execute(ctx, r, e, c, args)
-			}
+		res, args, err = s.approveAndRun(ctx, r, e, c, args, "", &p, ac, &meta, appr)
+		if pz := pausedBy(err, args, meta.ArgsRewritten, appr); pz != nil {
+			span.End(telemetry.ToolEnd{})
+			return Outcome{Paused: pz, Duration: time.Since(start)}
 		}
 	}
+	return s.finish(ctx, r, e, c, span, start, args, &p, ac, &meta, &dec, appr, res, err)
+}
+
+// approveAndRun asks a person about the call when it needs one (resuming
+// the answer to interrupt when it is set), then runs it: with the
+// arguments a person edited, through the ToolCallBefore aspects again, or
+// not at all when a form's answer is its result. It returns the arguments
+// the call ran with.
+func (s *Set) approveAndRun(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage, interrupt string, p *aspects.Point,
+	ac *aspects.ToolCall, meta *events.Meta, appr *audit.Decision) (Result, json.RawMessage, error) {
+	actx := ctx
+	if appr != nil {
+		actx = recordApproval(ctx, appr)
+	}
+	res, approved, answered, err := s.approve(actx, r, e, c, args, interrupt)
+	if err != nil {
+		return res, args, err
+	}
+	if !bytes.Equal(args, approved) {
+		// Arguments a person edited pass the ToolCallBefore aspects as
+		// the model's did.
+		meta.ArgsRewritten = true
+		args = approved
+		if ac != nil {
+			ac.Args = args
+			rewritten, err := aspectsBefore(ctx, r, e, p, ac, meta)
+			if err != nil {
+				return Result{}, args, err
+			}
+			args = rewritten
+		}
+	}
+	if answered {
+		return res, args, nil
+	}
+	res, err = execute(ctx, r, e, c, args)
+	return res, args, err
+}
+
+// finish makes a call's outcome from its result or error: scrubbed, cut to
+// size, counted, seen by the ToolCallAfter aspects, emitted as
+// TOOL_CALL_RESULT and written to the audit log.
+func (s *Set) finish(ctx context.Context, r *Run, e *Entry, c Call, span telemetry.Tool, start time.Time, args json.RawMessage,
+	p *aspects.Point, ac *aspects.ToolCall, meta *events.Meta, dec *policy.Decision, appr *audit.Decision, res Result, err error) Outcome {
 	out := Outcome{Result: res, Err: err, Duration: time.Since(start)}
 	if err != nil {
 		out.Kind = KindName(err)
@@ -137,7 +166,7 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	}
 	if ac != nil {
 		tr := &aspects.ToolResult{Content: out.Content, IsError: out.IsError, ErrKind: out.Kind, Duration: out.Duration}
-		if aerr := r.Aspects.ToolAfter(ctx, &p, ac, tr); aerr != nil {
+		if aerr := r.Aspects.ToolAfter(ctx, p, ac, tr); aerr != nil {
 			tr.IsError, tr.ErrKind = true, KindName(aerr)
 			tr.Content = "Error (" + tr.ErrKind + "): " + aerr.Error()
 		}
@@ -155,13 +184,13 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	meta.DurationMs = out.Duration.Milliseconds()
 	meta.IsError = out.IsError
 	meta.ErrorKind = out.Kind
-	r.Sink.Emit(events.Event{Type: events.ToolCallResult, MessageID: r.nextID(), ToolCallID: c.ID, Content: out.Content, Meta: meta})
+	r.Sink.Emit(events.Event{Type: events.ToolCallResult, MessageID: r.nextID(), ToolCallID: c.ID, Content: out.Content, Meta: *meta})
 	endSpan(span, r, args, &out, meta.Truncated)
 	if r.Audit != nil {
 		if appr == nil {
 			appr = new(audit.Decision)
 		}
-		r.Audit.Record(auditCall(r, e, c, args, &dec, appr, &out, meta.ArgsRewritten))
+		r.Audit.Record(auditCall(r, e, c, args, dec, appr, &out, meta.ArgsRewritten))
 	}
 	return out
 }

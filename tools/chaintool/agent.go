@@ -74,6 +74,10 @@ func (t *agentTool) Info() tools.Info { return t.info }
 func (t *agentTool) Call(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
 	ci := tools.CallFrom(ctx)
 	runID := "sub-" + randomHex()
+	if cp := tools.ChainResumeFrom(ctx); cp != nil && cp.RunID != "" {
+		// The sub-agent paused: it goes on under its own id.
+		runID = cp.RunID
+	}
 	desc, _ := t.p.o.Invoker.Describe(t.spec.TargetID)
 	sink := &events.Nested{Parent: runSink(ci), RunID: runID, Name: t.name, Description: desc.Description,
 		ParentToolCallID: toolCallID(ci)}

@@ -50,6 +50,9 @@ func (p *Provider) invoke(ctx context.Context, raw json.RawMessage, target strin
 	}
 	req := request(data)
 	req.ChainID = target
+	// A call resumed after its run paused goes on with the chain run it
+	// started (a paused sub-agent), once.
+	req.Resume = tools.ChainResumeFrom(ctx)
 	res, err := p.o.Invoker.Invoke(ctx, req)
 	if err != nil {
 		return tools.Result{}, err
