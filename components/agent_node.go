@@ -22,6 +22,7 @@ import (
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
 	mcptool "github.com/ruleagent/ruleagent/tools/mcp"
@@ -237,7 +238,16 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	if in.RunID == "" {
 		in.RunID = agent.NewID("run-")
 	}
-	conv, llm, err := n.beginSession(goctx, md, messages, in.RunID)
+	// A resumed chain run enters at this node with its suspension: the
+	// run goes on from it instead of starting.
+	resume := takeResume(goctx, n.chainID, n.nodeID)
+	var conv *sessions.Conversation
+	var llm *agent.Client
+	if resume != nil {
+		conv, llm, err = n.resumeSession(goctx, resume.Session, in.RunID)
+	} else {
+		conv, llm, err = n.beginSession(goctx, md, messages, in.RunID)
+	}
 	if err != nil {
 		t.failure(msg, err)
 		return
@@ -246,7 +256,16 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		defer conv.Release()
 		in.Memory, in.LLM = conv, llm
 	}
-	out, err := n.agent.Run(goctx, in, sink)
+	var out *agent.Output
+	if resume != nil {
+		out, err = n.agent.Resume(goctx, in, resume.Agent, sink)
+	} else {
+		out, err = n.agent.Run(goctx, in, sink)
+	}
+	if se := (*agent.SuspendedError)(nil); errors.As(err, &se) && n.suspend(ctx, goctx, msg, se, conv) {
+		t.done = true
+		return
+	}
 	if conv != nil {
 		// Before the terminal Tell: the caller may send the session's next
 		// request as soon as it has the answer.

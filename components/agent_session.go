@@ -141,6 +141,31 @@ func (n *AgentNode) beginSession(ctx context.Context, md map[string]string, msgs
 	return conv, c, nil
 }
 
+// resumeSession takes the session of a paused run again (nil when the run
+// kept none): the run keeps its turn as it would have without the pause.
+func (n *AgentNode) resumeSession(ctx context.Context, snap *sessions.Snapshot, runID string) (*sessions.Conversation, *agent.Client, error) {
+	s := n.session
+	if s == nil || snap == nil {
+		return nil, nil, nil
+	}
+	conv, err := sessions.Resume(ctx, s.store, &s.cfg, snap, sessions.Run{RunID: runID, ChainID: n.chainID, NodeID: n.nodeID})
+	switch {
+	case errors.Is(err, sessions.ErrBusy):
+		return nil, nil, &agent.RunError{Code: CodeSessionBusy, Err: err}
+	case err != nil:
+		return nil, nil, &agent.RunError{Code: agent.CodeSession, Err: err}
+	}
+	if name := conv.Model(); name != "" {
+		c, ok := s.models[name]
+		if !ok {
+			conv.Release()
+			return nil, nil, &agent.RunError{Code: CodeSessionModel, Err: fmt.Errorf("session %s: model %q is no longer in this agent's session.allowedModels", conv.ID(), name)}
+		}
+		return conv, c, nil
+	}
+	return conv, nil, nil
+}
+
 // sessionSpec is the checked session configuration of a node.
 type sessionSpec struct {
 	cfg    sessions.Config

@@ -67,6 +67,20 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 		md.PutValue(k, v)
 	}
 	msg := types.NewMsg(0, "TOOL_CALL", types.JSON, md, req.Data)
+	var resume *Suspension
+	if req.Resume != nil {
+		// The call's chain run paused before: it goes on from there.
+		s, err := DecodeSuspension(req.Resume.State)
+		if err != nil {
+			return tools.ChainResult{}, tools.Wrap(tools.ErrExecutionFailed, err, "chain %s cannot be resumed", req.ChainID)
+		}
+		if s.ChainID != req.ChainID {
+			return tools.ChainResult{}, tools.Errorf(tools.ErrExecutionFailed, "chain %s cannot resume a run of chain %s", req.ChainID, s.ChainID)
+		}
+		resume, msg = s, s.Message()
+	}
+	// What the call resumes is its own: the chain's calls start afresh.
+	ctx = tools.WithChainResume(ctx, nil)
 
 	scrubOut := chainScrubber(e)
 	var sink events.Sink = events.Discard
@@ -77,7 +91,7 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 	if steps == nil {
 		steps = sink
 	}
-	o := ChainRunOptions{Sink: sink, Steps: steps, ToolCallID: req.ToolCallID, ChainID: req.ChainID}
+	o := ChainRunOptions{Sink: sink, Steps: steps, ToolCallID: req.ToolCallID, ChainID: req.ChainID, Resume: resume}
 	if TraceFrom(ctx) {
 		o.Options = []types.RuleContextOption{types.WithDebugMode(true)}
 	}
@@ -91,6 +105,13 @@ func (c *chainInvoker) Invoke(ctx context.Context, req tools.ChainRequest) (tool
 			return tools.ChainResult{}, tools.Wrap(tools.ErrTimeout, ctx.Err(), "chain %s was stopped", req.ChainID)
 		}
 		return tools.ChainResult{}, tools.Wrap(tools.ErrExecutionFailed, context.Cause(ctx), "chain %s was cancelled", req.ChainID)
+	}
+	switch s, err := run.Suspended(); {
+	case err != nil:
+		return tools.ChainResult{}, tools.Wrap(tools.ErrExecutionFailed, err, "chain %s", req.ChainID)
+	case s != nil:
+		// An agent of the chain paused: so does this call, holding it.
+		return tools.ChainResult{}, chainPause(s)
 	}
 	var outs []tools.ChainOutput
 	for _, end := range run.Ends() {

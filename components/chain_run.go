@@ -45,6 +45,8 @@ type ChainRun struct {
 
 	mu   sync.Mutex
 	ends []ChainEnd
+	// pauses are the suspensions its agent nodes reported (Suspended).
+	pauses pauses
 }
 
 // ChainEnd is one end of a chain run (RuleGo's OnEnd, but for Stream).
@@ -73,6 +75,11 @@ type ChainRunOptions struct {
 	RunContext bool
 	// Options are further RuleGo options (debug mode, node callbacks).
 	Options []types.RuleContextOption
+	// Resume, when set, is a suspension of a run of this chain: the run
+	// enters the chain at the paused node, which resumes its run (see
+	// Suspension); Start is then given the message the node had received
+	// (Suspension.Message).
+	Resume *Suspension
 	// OnDone is called once when the chain has ended, before Done closes,
 	// from the goroutine RuleGo ends it on: possibly before StartChain has
 	// returned, so it uses the run it is given.
@@ -107,10 +114,20 @@ func NewChainRun(ctx context.Context, e types.RuleEngine, o ChainRunOptions) *Ch
 		rec := &stepRecorder{sink: &gate{next: o.Steps, shut: r.gate}, toolCallID: o.ToolCallID, chainID: chainID, names: nodeNames(e)}
 		cctx = withSteps(cctx, rec)
 	}
+	// The run's nodes report their pauses to this run, and resume only
+	// this run's suspension (never one of a run above it).
+	cctx = context.WithValue(cctx, pausesKey{}, &r.pauses)
+	var mark *resumeMark
+	opts := slices.Clip(o.Options)
+	if o.Resume != nil {
+		mark = &resumeMark{s: o.Resume}
+		opts = append(opts, types.WithStartNode(o.Resume.NodeID))
+	}
+	cctx = context.WithValue(cctx, resumeKey{}, mark)
 	if o.RunContext {
 		cctx = WithRunContext(cctx)
 	}
-	r.opts = append(slices.Clip(o.Options), types.WithContext(cctx), types.WithOnEnd(r.end))
+	r.opts = append(opts, types.WithContext(cctx), types.WithOnEnd(r.end))
 	return r
 }
 
@@ -199,7 +216,7 @@ func (r *ChainRun) Cancelled() (bool, error) {
 var ErrStillRunning = errors.New("the chain had not stopped " + CancelGrace.String() + " after it was cancelled")
 
 func (r *ChainRun) end(rc types.RuleContext, m types.RuleMsg, err error, rel string) {
-	if rel == types.Stream {
+	if rel == types.Stream || rel == RelSuspended {
 		return
 	}
 	r.mu.Lock()

@@ -47,11 +47,17 @@ func (*NodeSteps) Before(ctx types.RuleContext, msg types.RuleMsg, _ string) typ
 
 // After implements types.AfterAspect. Stream tells are chunks, not the
 // node's result; only the first other tell finishes the step.
+// A node that paused (RelSuspended) leaves its step open: the step goes
+// on when the run is resumed.
 func (*NodeSteps) After(ctx types.RuleContext, msg types.RuleMsg, err error, rel string) types.RuleMsg {
 	if rel == types.Stream {
 		return msg
 	}
 	if st := stepsFrom(ctx.GetContext()); st != nil {
+		if rel == RelSuspended {
+			st.open.Delete(ctx)
+			return msg
+		}
 		st.finish(ctx, err)
 	}
 	return msg
@@ -91,6 +97,12 @@ func (r *stepRecorder) start(ctx types.RuleContext) {
 	if r.chainID != chainOf(ctx) {
 		// A node of another chain this chain called (a flow node): its own
 		// tool call, if any, reports it.
+		return
+	}
+	if s := resuming(ctx.GetContext(), r.chainID, id); s != nil && s.Step != "" {
+		// The node's step, open when the run paused, was opened again by
+		// the resumed run's stream: it goes on under its name.
+		r.open.Store(ctx, &openStep{name: s.Step, start: time.Now()})
 		return
 	}
 	base := r.names[id]
