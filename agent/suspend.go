@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -74,6 +75,50 @@ func (s *Suspension) Waiting() (interrupts []string, chains []*tools.ChainPause)
 	return interrupts, chains
 }
 
+// Check reports what makes s impossible to resume: the turn's calls must
+// be those of its last message, each with at most one outcome (a result,
+// or what it waits for), at least one waiting; a call with neither comes
+// after a waiting one (a sequential turn stopped there).
+func (s *Suspension) Check() error {
+	bad := func(format string, a ...any) error {
+		return &RunError{Code: CodeInternal, Err: fmt.Errorf("a suspended run cannot be resumed: "+format, a...)}
+	}
+	if s == nil || s.RunID == "" || len(s.Messages) == 0 || s.FirstNew < 0 || s.FirstNew > len(s.Messages) {
+		return bad("no run id or conversation")
+	}
+	last := s.Messages[len(s.Messages)-1]
+	if last.Role != events.RoleAssistant || len(last.ToolCalls) != len(s.Calls)+len(s.Theirs) {
+		return bad("the conversation does not end with the turn's %d calls", len(s.Calls)+len(s.Theirs))
+	}
+	made := map[string]bool{}
+	for _, c := range last.ToolCalls {
+		made[c.ID] = true
+	}
+	waiting := false
+	for _, c := range s.Calls {
+		switch {
+		case !made[c.Call.ID]:
+			return bad("call %s is not one of the turn's", c.Call.ID)
+		case c.Result != nil && c.Paused != nil:
+			return bad("call %s has a result and waits", c.Call.ID)
+		case c.Paused != nil && (c.Paused.InterruptID == "") == (c.Paused.Chain == nil):
+			return bad("call %s waits for an interrupt or a chain run, not both or neither", c.Call.ID)
+		case c.Paused != nil:
+			waiting = true
+		case c.Result == nil && !waiting:
+			return bad("call %s has no outcome, and no call before it waits", c.Call.ID)
+		}
+		delete(made, c.Call.ID)
+	}
+	for _, c := range s.Theirs {
+		delete(made, c.ID)
+	}
+	if len(made) > 0 || !waiting {
+		return bad("the turn's calls are not all accounted for, or none waits")
+	}
+	return nil
+}
+
 // ErrSuspended is the error of a suspended run (errors.Is): see
 // SuspendedError.
 var ErrSuspended = errors.New("the run is suspended: its calls wait for answers")
@@ -106,8 +151,8 @@ func (r *run) suspend(ls *loopState, step int, turn *turnResult, theirs []events
 // The caller puts in ctx what answers the waiting calls: the approver,
 // and for a paused sub-agent what it needs to go on.
 func (a *Agent) Resume(ctx context.Context, in Input, s *Suspension, sink events.Sink) (out *Output, err error) {
-	if s == nil || len(s.Messages) == 0 || len(s.Calls) == 0 || s.FirstNew > len(s.Messages) {
-		return nil, &RunError{Code: CodeInternal, Err: errors.New("a suspension without its turn cannot be resumed")}
+	if err := s.Check(); err != nil {
+		return nil, err
 	}
 	in.RunID, in.ThreadID = s.RunID, s.ThreadID
 	r := a.newRun(ctx, &in, sink, sessionKeyOf(&in))

@@ -108,6 +108,9 @@ func DecodeSuspension(b []byte) (*Suspension, error) {
 	if s.ChainID == "" || s.NodeID == "" || s.Agent == nil {
 		return nil, errors.New("a paused chain run without its chain, node or agent run")
 	}
+	if err := s.Agent.Check(); err != nil {
+		return nil, err
+	}
 	return &s, nil
 }
 

@@ -96,3 +96,12 @@ func (s *Stream) Reopen(opened []Event) {
 		s.Emit(e)
 	}
 }
+
+// Opened returns what is open now (the run's steps, its sub-agents and
+// their steps), as the events that opened them: what a pause now would
+// suspend.
+func (s *Stream) Opened() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.opened)
+}

@@ -81,7 +81,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	}
 	var warning string
 	if len(in.Resume) > 0 {
-		known, unknown := a.s.splitResume(in.Resume)
+		known, unknown := a.s.splitResume(r.Context(), in.Resume)
 		if len(known) > 0 {
 			in.Resume = known
 			a.resume(w, r, in, unknown, id)
@@ -96,7 +96,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if a.s.interrupts.waiting(p.User, in.ThreadID) {
+	if a.s.threadWaits(r.Context(), p.User, in.ThreadID) {
 		writeError(w, http.StatusConflict, "thread "+quote(in.ThreadID)+" has a run waiting for answers to its interrupts: send them in resume before new input")
 		return
 	}
@@ -126,7 +126,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 // streams the rest of it as this request's AG-UI run. The interrupts must
 // be the thread's own, raised for this caller.
 func (a aguiAPI) resume(w http.ResponseWriter, r *http.Request, in runAgentInput, unknown []string, chainID string) {
-	st, answers, err := a.s.resumeAnswers(in.Resume, resumeScope{threadID: in.ThreadID, chainID: chainID, user: identity.From(r.Context()).User})
+	res, err := a.s.claim(r.Context(), in.Resume, resumeScope{threadID: in.ThreadID, chainID: chainID, user: identity.From(r.Context()).User})
 	if err != nil {
 		writeResumeError(w, err)
 		return
@@ -140,7 +140,7 @@ func (a aguiAPI) resume(w http.ResponseWriter, r *http.Request, in runAgentInput
 	if len(unknown) > 0 {
 		sink = &warnFirst{out: sink, warning: "resume entries for unknown or expired interrupts were ignored: " + strings.Join(unknown, ", ")}
 	}
-	_, _ = a.s.continueRun(r.Context(), st, answers, sink, in.ThreadID, in.RunID)
+	_, _ = a.s.goOn(r.Context(), res, sink, in.ThreadID, in.RunID)
 }
 
 // subagentEvents reports whether the client opted in to SUBAGENT_STARTED,

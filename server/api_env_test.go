@@ -38,6 +38,7 @@ const (
 	promptShell  = "You are the shell agent."
 	promptExact  = "You are the exact-approval agent."
 	promptDouble = "You are the double agent."
+	promptRepeat = "You are the repeating agent."
 )
 
 func apiScript() llmtest.Script {
@@ -80,6 +81,13 @@ func apiScript() llmtest.Script {
 				return llmtest.Reply("Both: " + strings.Join(parts, " | "))
 			}
 			return llmtest.Calls(llmtest.Call("lookup", `{"key":"A-1"}`), llmtest.Call("lookup", `{"key":"B-2"}`))
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains(promptRepeat), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			keys := []string{"A-1", "A-1", "B-2"}
+			if n := r.Turn(); n < len(keys) {
+				return llmtest.Calls(llmtest.Call("lookup", `{"key":"`+keys[n]+`"}`))
+			}
+			return llmtest.Reply("last: " + r.ToolResults()[0].Content)
 		})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptBroken), Script: llmtest.Always(llmtest.Response{
 			Status: http.StatusBadRequest, ErrorMessage: "the model refuses this request"})},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/server/sse"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 )
 
 // runsAPI serves the run routes.
@@ -122,22 +124,22 @@ func (a runsAPI) resume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("runId")
-	st, answers, err := a.s.resumeAnswers(body.Resume, resumeScope{runID: id, threadID: body.ThreadID, user: identity.From(r.Context()).User})
+	rs, err := a.s.claim(r.Context(), body.Resume, resumeScope{runID: id, threadID: body.ThreadID, user: identity.From(r.Context()).User})
 	if err != nil {
 		writeResumeError(w, err)
 		return
 	}
-	headers := map[string]string{"X-Run-Id": id, "X-Thread-Id": st.req.ThreadID}
+	headers := map[string]string{"X-Run-Id": id, "X-Thread-Id": rs.state.ThreadID}
 	if body.Stream || wantsStream(r) {
 		out := sse.Start(w, a.heartbeat, headers)
 		defer out.Close()
-		_, _ = a.s.continueRun(r.Context(), st, answers, out, "", "")
+		_, _ = a.s.goOn(r.Context(), rs, out, "", "")
 		return
 	}
 	for k, v := range headers {
 		w.Header().Set(k, v)
 	}
-	res, _ := a.s.continueRun(r.Context(), st, answers, nil, "", "")
+	res, _ := a.s.goOn(r.Context(), rs, events.Discard, "", "")
 	writeJSON(w, http.StatusOK, answerOf(res))
 }
 
@@ -166,6 +168,8 @@ func answerOf(res RunResult) runAnswer {
 
 // list answers GET /api/v1/runs: a verified user sees their own runs, the
 // operator (and every caller where nobody is verified) all of them.
+// Paused runs (checkpoints, on any replica sharing the store) are listed
+// with status waiting and their interrupts.
 func (a runsAPI) list(w http.ResponseWriter, r *http.Request) {
 	p := identity.From(r.Context())
 	all := a.s.runs.List()
@@ -175,6 +179,17 @@ func (a runsAPI) list(w http.ResponseWriter, r *http.Request) {
 			mine = append(mine, info)
 		}
 	}
+	paused, err := a.s.pausedRuns(r.Context(), p)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	for _, info := range paused {
+		if !slices.ContainsFunc(mine, func(i runs.Info) bool { return i.RunID == info.RunID }) {
+			mine = append(mine, info)
+		}
+	}
+	slices.SortStableFunc(mine, func(a, b runs.Info) int { return a.StartedAt.Compare(b.StartedAt) })
 	writeJSON(w, http.StatusOK, mine)
 }
 
@@ -183,7 +198,19 @@ func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("runId")
 	run, ok := a.s.runs.Get(id)
 	if !ok {
-		writeError(w, http.StatusNotFound, "no run "+quote(id)+" is in progress")
+		// A paused run is cancelled where it is kept.
+		switch err := a.s.cancelPaused(r.Context(), id, identity.From(r.Context())); {
+		case err == nil:
+			writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "cancelled": true})
+		case errors.Is(err, ErrNotYours):
+			writeError(w, http.StatusForbidden, ErrNotYours.Error()+": only the caller who started it may cancel it")
+		case errors.Is(err, checkpoint.ErrNotFound):
+			writeError(w, http.StatusNotFound, "no run "+quote(id)+" is in progress")
+		case errors.Is(err, runs.ErrDuplicate):
+			writeError(w, http.StatusConflict, "run "+quote(id)+" is being resumed: cancel it again once it runs")
+		default:
+			writeError(w, http.StatusServiceUnavailable, err.Error())
+		}
 		return
 	}
 	if !identity.MayAct(identity.From(r.Context()), run.Info().User) {
@@ -194,14 +221,18 @@ func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "cancelled": true})
 }
 
-// writeResumeError refuses a resume: 403 for another caller's run, 409
-// for answers that cannot be taken (the interrupts stay open).
+// writeResumeError refuses a resume: 403 for another caller's run, 503
+// when the paused runs' store failed, 409 for answers that cannot be
+// taken (the interrupts stay open).
 func writeResumeError(w http.ResponseWriter, err error) {
-	if errors.Is(err, ErrNotYours) {
+	switch {
+	case errors.Is(err, ErrNotYours):
 		writeError(w, http.StatusForbidden, err.Error())
-		return
+	case errors.Is(err, errCheckpoints):
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	default:
+		writeError(w, http.StatusConflict, err.Error())
 	}
-	writeError(w, http.StatusConflict, err.Error())
 }
 
 // claimUser settles the run's userId (md["userId"], from the body field

@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"sync"
 	"time"
+
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 )
 
 // Bounds of what "always" approvals are remembered: per thread, the
@@ -75,9 +77,14 @@ func (m *approvalMemory) allowed(scope, key string) bool {
 
 // allow remembers that the call key was approved "always" in scope.
 func (m *approvalMemory) allow(scope, key string) {
+	m.allowUntil(scope, key, m.now().Add(m.ttl))
+}
+
+// allowUntil remembers an approval until expires (or later, if it is
+// remembered until later already).
+func (m *approvalMemory) allowUntil(scope, key string, expires time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	expires := m.now().Add(m.ttl)
 	se, ok := m.scopes[scope]
 	if !ok {
 		sm := &scopeMemory{scope: scope, calls: map[string]*list.Element{}}
@@ -92,7 +99,9 @@ func (m *approvalMemory) allow(scope, key string) {
 	m.order.MoveToFront(se)
 	sm := se.Value.(*scopeMemory)
 	if ce, ok := sm.calls[key]; ok {
-		ce.Value.(*approvedCall).expires = expires
+		if c := ce.Value.(*approvedCall); expires.After(c.expires) {
+			c.expires = expires
+		}
 		sm.order.MoveToFront(ce)
 		return
 	}
@@ -112,4 +121,36 @@ func (m *approvalMemory) size() (threads, calls int) {
 		calls += len(se.Value.(*scopeMemory).calls)
 	}
 	return len(m.scopes), calls
+}
+
+// export returns the approvals of scope that have not lapsed, most
+// recently used first: a paused run carries its thread's approvals in its
+// checkpoint, to whichever process resumes it.
+func (m *approvalMemory) export(scope string) []checkpoint.Always {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	se, ok := m.scopes[scope]
+	if !ok {
+		return nil
+	}
+	now := m.now()
+	var out []checkpoint.Always
+	for ce := se.Value.(*scopeMemory).order.Front(); ce != nil; ce = ce.Next() {
+		if c := ce.Value.(*approvedCall); now.Before(c.expires) {
+			out = append(out, checkpoint.Always{Key: c.key, Expires: c.expires})
+		}
+	}
+	return out
+}
+
+// restore adds the approvals a checkpoint carried to scope, with the
+// expiry they had (least recently used first, so that their order holds);
+// those that have lapsed are left out.
+func (m *approvalMemory) restore(scope string, list []checkpoint.Always) {
+	now := m.now()
+	for i := len(list) - 1; i >= 0; i-- {
+		if now.Before(list[i].Expires) {
+			m.allowUntil(scope, list[i].Key, list[i].Expires)
+		}
+	}
 }

@@ -2,27 +2,20 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/tools"
 )
-
-// interrupt is a tool call waiting for a person.
-type interrupt struct {
-	ev     events.Interrupt
-	req    tools.ApprovalRequest
-	key    string // what "always allow" remembers: the exact call
-	answer chan answer
-}
 
 // answer is a person's reply to an interrupt.
 type answer struct {
@@ -38,47 +31,12 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"always":{"type":"boolean","description":"Approve this exact call (the same commands with the same redirects, variables and directories, or the same tool with the same arguments) for the rest of the thread."}` +
 	`},"required":["approved"]}`)
 
-// interruptIndex finds the run an interrupt belongs to, and remembers the
-// calls a person approved for good, per thread of one caller.
+// interruptIndex remembers the calls a person approved for good, per
+// thread of one caller. (Which run an interrupt belongs to, its id says:
+// see interruptID.)
 type interruptIndex struct {
 	mu     sync.Mutex
-	byID   map[string]*runState
 	always *approvalMemory
-}
-
-func (x *interruptIndex) add(id string, st *runState) {
-	x.mu.Lock()
-	if x.byID == nil {
-		x.byID = map[string]*runState{}
-	}
-	x.byID[id] = st
-	x.mu.Unlock()
-}
-
-func (x *interruptIndex) remove(id string) {
-	x.mu.Lock()
-	delete(x.byID, id)
-	x.mu.Unlock()
-}
-
-func (x *interruptIndex) find(id string) (*runState, bool) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	st, ok := x.byID[id]
-	return st, ok
-}
-
-// waiting reports whether a run of thread, started by owner, waits for
-// answers.
-func (x *interruptIndex) waiting(owner, thread string) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, st := range x.byID {
-		if st.req.ThreadID == thread && st.req.Owner == owner {
-			return true
-		}
-	}
-	return false
 }
 
 // memory is the "always" approvals, made on first use.
@@ -114,21 +72,56 @@ func callKey(req tools.ApprovalRequest) string {
 	return req.Tool + "\x00" + compact.String()
 }
 
-// Approve implements tools.Approver: the run pauses (its segment ends with
-// an interrupt) until a person answers through Store.Resume, the timeout
-// passes (a denial), or the run is cancelled.
-func (st *runState) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalDecision, error) {
+// Approve implements tools.Approver. A call that needs a person raises an
+// interrupt and pauses (*tools.PauseError): the run goes on suspending,
+// and when it has ended, it is saved as a checkpoint (see pause). A call
+// of a resumed run names the interrupt it paused on, and the answers the
+// resume brought decide it; one that nobody answered yet (another
+// interrupt of the run expired first) pauses again on the same interrupt.
+func (st *runState) Approve(_ context.Context, req tools.ApprovalRequest) (tools.ApprovalDecision, error) {
 	key := callKey(req)
+	if req.InterruptID != "" {
+		if a, ok := st.answers[req.InterruptID]; ok {
+			// "Always" approves the call the person saw; edited arguments
+			// are approved this once.
+			if a.always && a.decision.Approved && len(req.ResponseSchema) == 0 && (len(a.decision.Args) == 0 || bytes.Equal(a.decision.Args, req.Args)) {
+				st.s.interrupts.memory().allow(st.alwaysScope(), key)
+			}
+			return a.decision, nil
+		}
+		var p *checkpoint.Pending
+		if st.resumed != nil {
+			p = st.resumed.Find(req.InterruptID)
+		}
+		if p == nil {
+			return tools.ApprovalDecision{}, fmt.Errorf("interrupt %s is not one this run waits for", req.InterruptID)
+		}
+		st.raise(*p)
+		return tools.ApprovalDecision{}, &tools.PauseError{InterruptID: p.Interrupt.ID}
+	}
 	if len(req.ResponseSchema) == 0 && st.s.interrupts.memory().allowed(st.alwaysScope(), key) {
 		return tools.ApprovalDecision{Approved: true, Remembered: true}, nil
 	}
-	in := &interrupt{req: req, key: key, answer: make(chan answer, 1)}
-	in.ev = events.Interrupt{ID: agent.NewID("int-"), ToolCallID: req.ToolCallID,
-		ExpiresAt: time.Now().Add(req.Timeout).UTC().Format(time.RFC3339)}
+	p := st.newInterrupt(req, key)
+	st.raise(p)
+	return tools.ApprovalDecision{}, &tools.PauseError{InterruptID: p.Interrupt.ID}
+}
+
+// raise records an interrupt the run's pause will wait for.
+func (st *runState) raise(p checkpoint.Pending) {
+	st.mu.Lock()
+	st.raised = append(st.raised, p)
+	st.mu.Unlock()
+}
+
+// newInterrupt is the interrupt of a call that needs a person.
+func (st *runState) newInterrupt(req tools.ApprovalRequest, key string) checkpoint.Pending {
+	expires := time.Now().Add(req.Timeout).UTC()
+	ev := events.Interrupt{ID: interruptID(st.req.RunID), ToolCallID: req.ToolCallID, ExpiresAt: expires.Format(time.RFC3339)}
 	if req.RunID != "" && req.RunID != st.req.RunID {
 		// A sub-agent's call: name it as the client saw it (events.Nested).
-		in.ev.SubagentRunID = req.RunID
-		in.ev.ToolCallID = req.RunID + ":" + req.ToolCallID
+		ev.SubagentRunID = req.RunID
+		ev.ToolCallID = req.RunID + ":" + req.ToolCallID
 	}
 	meta := map[string]any{"tool": req.Tool, "toolType": req.ToolType, "arguments": json.RawMessage(req.Args)}
 	if len(req.Commands) > 0 {
@@ -138,57 +131,39 @@ func (st *runState) Approve(ctx context.Context, req tools.ApprovalRequest) (too
 		meta["redirects"], meta["assignments"], meta["workDirs"] = nonNil(req.Redirects), nonNil(req.Assignments), req.WorkDirs
 	}
 	if len(req.ResponseSchema) > 0 {
-		in.ev.Reason, in.ev.ResponseSchema = "form", req.ResponseSchema
-		in.ev.Message = fmt.Sprintf("%s asks for an answer", req.Tool)
+		ev.Reason, ev.ResponseSchema = "form", req.ResponseSchema
+		ev.Message = fmt.Sprintf("%s asks for an answer", req.Tool)
 	} else {
-		in.ev.Reason, in.ev.ResponseSchema = "tool_approval", approvalSchema
-		in.ev.Message = fmt.Sprintf("Approve %s %s?", req.Tool, oneLineArgs(req))
+		ev.Reason, ev.ResponseSchema = "tool_approval", approvalSchema
+		ev.Message = fmt.Sprintf("Approve %s %s?", req.Tool, oneLineArgs(req))
 	}
-	in.ev.Metadata, _ = json.Marshal(meta)
-
-	st.s.interrupts.add(in.ev.ID, st)
-	defer st.s.interrupts.remove(in.ev.ID)
-	st.mu.Lock()
-	st.raised = append(st.raised, in)
-	if st.seg != nil {
-		st.pauseLocked()
-	}
-	st.mu.Unlock()
-	defer st.settle(in)
-
-	timer := time.NewTimer(req.Timeout)
-	defer timer.Stop()
-	select {
-	case a := <-in.answer:
-		// "Always" approves the call the person saw; edited arguments
-		// are approved this once.
-		if a.always && a.decision.Approved && len(req.ResponseSchema) == 0 && (len(a.decision.Args) == 0 || bytes.Equal(a.decision.Args, req.Args)) {
-			st.s.interrupts.memory().allow(st.alwaysScope(), key)
-		}
-		return a.decision, nil
-	case <-timer.C:
-		return tools.ApprovalDecision{Reason: fmt.Sprintf("nobody answered within %s", req.Timeout)}, nil
-	case <-ctx.Done():
-		return tools.ApprovalDecision{}, ctx.Err()
-	}
+	ev.Metadata, _ = json.Marshal(meta)
+	runID := cmp.Or(req.RunID, st.req.RunID)
+	return checkpoint.Pending{Interrupt: ev, RunID: runID, ToolCallID: req.ToolCallID, Tool: req.Tool, ToolType: req.ToolType,
+		Args: req.Args, Commands: req.Commands, ResponseSchema: req.ResponseSchema, Key: key, Timeout: req.Timeout, Expires: expires}
 }
 
-// settle forgets an interrupt once its call has its answer.
-func (st *runState) settle(in *interrupt) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	delete(st.open, in.ev.ID)
-	st.raised = slices.DeleteFunc(st.raised, func(x *interrupt) bool { return x == in })
-	st.reg.SetInterrupts(st.openList())
+// interruptID is a new interrupt id of run runID: the run can be found
+// from it on any replica (interruptRun), with nothing but the id.
+func interruptID(runID string) string {
+	return agent.NewID("int-") + "." + base64.RawURLEncoding.EncodeToString([]byte(runID))
 }
 
-func (st *runState) openList() []events.Interrupt {
-	ids := slices.Sorted(maps.Keys(st.open))
-	out := make([]events.Interrupt, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, st.open[id].ev)
+// interruptRun is the run an interrupt id belongs to.
+func interruptRun(id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, "int-")
+	if !ok {
+		return "", false
 	}
-	return out
+	_, enc, ok := strings.Cut(rest, ".")
+	if !ok {
+		return "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || len(b) == 0 {
+		return "", false
+	}
+	return string(b), true
 }
 
 // oneLineArgs is the call as the question shows it: a shell call's

@@ -20,7 +20,7 @@ var updatePauseEvents = flag.Bool("update-pause-events", false, "rewrite testdat
 // kind of pause: an approval (approved, approved with edited arguments,
 // denied, cancelled), a form, two approvals in one sequential turn, an
 // approval inside a sub-agent (with and without the lifecycle events), a
-// front-end tool, and an approval "always" over the run route. Each
+// front-end tool, and an approval "always" over the run route (SSE). Each
 // sequence is normalised (ids named by first appearance, times dropped)
 // and compared with testdata/pause_events.json, which was recorded when a
 // paused run was a goroutine waiting for its answer: a run that pauses as a
@@ -70,7 +70,7 @@ func TestPausedRunEventsUnchanged(t *testing.T) {
 			}
 		}
 	}
-	got["run-route-always"] = shellAlwaysOverTheRunRoute(t, e)
+	got["run-route-always"] = alwaysOverTheRunRoute(t, e)
 
 	path := filepath.Join("testdata", "pause_events.json")
 	if *updatePauseEvents {
@@ -100,15 +100,14 @@ func TestPausedRunEventsUnchanged(t *testing.T) {
 	}
 }
 
-// shellAlwaysOverTheRunRoute pauses a bash call over the run route (SSE),
-// approves it "always" (the same command later runs without asking, another
+// alwaysOverTheRunRoute pauses a lookup over the run route (SSE),
+// approves it "always" (the same call later runs without asking, another
 // asks again), then approves the other.
-func shellAlwaysOverTheRunRoute(t *testing.T, e *apiEnv) [][]string {
+func alwaysOverTheRunRoute(t *testing.T, e *apiEnv) [][]string {
 	t.Helper()
-	dsl, _ := json.Marshal(map[string]any{"ruleChain": map[string]any{"id": "shell-events"}, "metadata": map[string]any{"nodes": []any{
-		agentNode(promptShell, map[string]any{"approval": map[string]any{"commands": []any{"echo"}},
-			"tools": []any{map[string]any{"type": "builtin", "name": "bash", "config": map[string]any{"workDir": t.TempDir()}}}})}}})
-	if code, body, _ := e.do("PUT", "/api/v1/chains/shell-events", dsl); code != 200 {
+	dsl := chainDSL("repeat", "Repeat", nil, agentNode(promptRepeat, map[string]any{"parallelToolCalls": false,
+		"approval": map[string]any{"tools": []any{"look*"}}, "tools": []any{lookupTool()}}))
+	if code, body, _ := e.do("PUT", "/api/v1/chains/repeat", dsl); code != 200 {
 		t.Fatalf("deploy: %d %s", code, body)
 	}
 	var out [][]string
@@ -138,10 +137,10 @@ func shellAlwaysOverTheRunRoute(t *testing.T, e *apiEnv) [][]string {
 		}
 		return ins[0].(map[string]any)["id"].(string)
 	}
-	evs := segment("/api/v1/chains/shell-events/run", map[string]any{"input": "go", "threadId": "t-shell-events", "runId": "run-shell-events", "stream": true})
-	evs = segment("/api/v1/runs/run-shell-events/resume", map[string]any{"stream": true, "resume": []any{
+	evs := segment("/api/v1/chains/repeat/run", map[string]any{"input": "go", "threadId": "t-repeat", "runId": "run-repeat", "stream": true})
+	evs = segment("/api/v1/runs/run-repeat/resume", map[string]any{"stream": true, "resume": []any{
 		map[string]any{"interruptId": interruptOf(evs), "status": "resolved", "payload": map[string]any{"approved": true, "always": true}}}})
-	segment("/api/v1/runs/run-shell-events/resume", map[string]any{"stream": true, "resume": []any{
+	segment("/api/v1/runs/run-repeat/resume", map[string]any{"stream": true, "resume": []any{
 		map[string]any{"interruptId": interruptOf(evs), "status": "resolved", "payload": map[string]any{"approved": true}}}})
 	return out
 }
@@ -162,7 +161,7 @@ var idKeys = map[string]bool{"threadId": true, "runId": true, "messageId": true,
 	"subagentRunId": true, "parentSubagentRunId": true, "parentToolCallId": true, "parentRunId": true, "id": true,
 	"interruptIds": true, "pendingToolCallIds": true}
 
-var durationText = regexp.MustCompile(`duration: \d+ms`)
+var durationText = regexp.MustCompile(`duration: [0-9.]+[µm]?s`)
 
 var dropKeys = map[string]bool{"timestamp": true, "durationMs": true, "expiresAt": true, "provider": true}
 

@@ -1,14 +1,19 @@
 package server
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -46,108 +51,204 @@ type resumeScope struct {
 // Resume answers the interrupts a paused run waits for and goes on with
 // it, its events reaching sink as AG-UI run threadID, runID (empty ones:
 // the paused run's own), until it ends or pauses again. The answers must
-// cover every interrupt the run's last segment ended on.
+// cover every interrupt the run waits for.
 func (s *Store) Resume(ctx context.Context, entries []ResumeEntry, sink events.Sink, threadID, runID string) (RunResult, error) {
-	st, answers, err := s.resumeAnswers(entries, resumeScope{threadID: threadID})
+	r, err := s.claim(ctx, entries, resumeScope{threadID: threadID})
 	if err != nil {
 		return RunResult{}, err
 	}
-	return s.continueRun(ctx, st, answers, sink, threadID, runID)
+	if sink == nil {
+		sink = events.Discard
+	}
+	return s.goOn(ctx, r, sink, threadID, runID)
 }
 
-// continueRun delivers claimed answers and attaches the next segment.
-func (s *Store) continueRun(ctx context.Context, st *runState, answers map[*interrupt]answer, sink events.Sink, threadID, runID string) (RunResult, error) {
-	if threadID == "" {
-		threadID = st.req.ThreadID
-	}
-	if runID == "" {
-		runID = st.req.RunID
-	}
-	seg := st.attach(sink, threadID, runID, func() {
-		for in, a := range answers {
-			in.answer <- a
-		}
-	})
-	return st.wait(ctx, seg)
+// resumption is a claimed checkpoint: the run to go on with, and the
+// answers to its interrupts.
+type resumption struct {
+	state   *checkpoint.State
+	run     *components.Suspension
+	answers map[string]answer
 }
 
-// resumeAnswers checks resume entries, turns them into answers and claims
-// them, in one step under the run's lock: the interrupts are no longer
-// open once it returns, so a second answer to them (a replay, or a
-// concurrent request) is refused, and exactly one request goes on with
-// the run. The entries must answer interrupts raised on the scope's
-// thread (or run), by the caller who started it.
-func (s *Store) resumeAnswers(entries []ResumeEntry, sc resumeScope) (*runState, map[*interrupt]answer, error) {
+// claim checks resume entries against the paused run's checkpoint, turns
+// them into answers and claims the checkpoint, in one step: once it
+// returns, the checkpoint is gone, so a second answer to its interrupts
+// (a replay, or a concurrent request, on any replica) is refused, and
+// exactly one request goes on with the run. The entries must answer every
+// interrupt the run waits for, raised on the scope's thread (or run) by
+// the caller who started it. Interrupts that expired unanswered are
+// denials, as they would have been by now.
+func (s *Store) claim(ctx context.Context, entries []ResumeEntry, sc resumeScope) (*resumption, error) {
 	if len(entries) == 0 {
-		return nil, nil, fmt.Errorf("%w: no resume entries", ErrResume)
+		return nil, fmt.Errorf("%w: no resume entries", ErrResume)
 	}
-	var st *runState
+	runID := ""
 	for _, e := range entries {
-		found, ok := s.interrupts.find(e.InterruptID)
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: interrupt %q is not open (unknown, already answered, or expired)", ErrResume, e.InterruptID)
+		id, ok := interruptRun(e.InterruptID)
+		switch {
+		case !ok:
+			return nil, notOpen(e.InterruptID)
+		case runID != "" && id != runID:
+			return nil, fmt.Errorf("%w: the interrupts belong to different runs", ErrResume)
 		}
-		if st != nil && found != st {
-			return nil, nil, fmt.Errorf("%w: the interrupts belong to different runs", ErrResume)
-		}
-		st = found
+		runID = id
+	}
+	cp, state, err := s.paused(ctx, runID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, notOpen(entries[0].InterruptID)
+	}
+	if err != nil {
+		return nil, err
 	}
 	switch {
-	case sc.user != "" && st.req.Owner != sc.user:
-		return nil, nil, fmt.Errorf("%w: its interrupts can only be answered by the caller who started it", ErrNotYours)
-	case sc.runID != "" && st.req.RunID != sc.runID:
-		return nil, nil, fmt.Errorf("%w: the interrupts belong to run %q, not %q", ErrResume, st.req.RunID, sc.runID)
-	case sc.threadID != "" && st.req.ThreadID != sc.threadID:
-		return nil, nil, fmt.Errorf("%w: the interrupts were raised on another thread than %q: answer them on their own thread", ErrResume, sc.threadID)
-	case sc.chainID != "" && st.req.ChainID != sc.chainID:
-		return nil, nil, fmt.Errorf("%w: the interrupts belong to a run of another chain than %q", ErrResume, sc.chainID)
+	case sc.user != "" && state.Owner != sc.user:
+		return nil, fmt.Errorf("%w: its interrupts can only be answered by the caller who started it", ErrNotYours)
+	case sc.runID != "" && state.RunID != sc.runID:
+		return nil, fmt.Errorf("%w: the interrupts belong to run %q, not %q", ErrResume, state.RunID, sc.runID)
+	case sc.threadID != "" && state.ThreadID != sc.threadID:
+		return nil, fmt.Errorf("%w: the interrupts were raised on another thread than %q: answer them on their own thread", ErrResume, sc.threadID)
+	case sc.chainID != "" && state.ChainID != sc.chainID:
+		return nil, fmt.Errorf("%w: the interrupts belong to a run of another chain than %q", ErrResume, sc.chainID)
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	answers := map[*interrupt]answer{}
+	now := time.Now()
+	answers := map[string]answer{}
 	for _, e := range entries {
-		in, ok := st.open[e.InterruptID]
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: interrupt %q was not told to a client yet, or is answered", ErrResume, e.InterruptID)
+		p := openInterrupt(state, e.InterruptID)
+		if p == nil {
+			return nil, notOpen(e.InterruptID)
 		}
-		if _, dup := answers[in]; dup {
-			return nil, nil, fmt.Errorf("%w: interrupt %q is answered twice", ErrResume, e.InterruptID)
+		if _, dup := answers[e.InterruptID]; dup {
+			return nil, fmt.Errorf("%w: interrupt %q is answered twice", ErrResume, e.InterruptID)
 		}
-		a, err := decide(in, e)
+		a, err := decide(p, e)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: interrupt %q: %v", ErrResume, e.InterruptID, err)
+			return nil, fmt.Errorf("%w: interrupt %q: %v", ErrResume, e.InterruptID, err)
 		}
-		answers[in] = a
+		answers[e.InterruptID] = a
 	}
 	var missing []string
-	for id, in := range st.open {
-		if _, ok := answers[in]; !ok {
-			missing = append(missing, id)
+	for i := range state.Pending {
+		p := &state.Pending[i]
+		if _, ok := answers[p.Interrupt.ID]; ok {
+			continue
+		}
+		if now.Before(p.Expires) {
+			missing = append(missing, p.Interrupt.ID)
+		} else {
+			answers[p.Interrupt.ID] = timedOut(p)
 		}
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, nil, fmt.Errorf("%w: every open interrupt needs an answer; missing %s", ErrResume, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("%w: every open interrupt needs an answer; missing %s", ErrResume, strings.Join(missing, ", "))
 	}
-	// Claimed: from here on the answers are this request's to deliver.
-	for in := range answers {
-		delete(st.open, in.ev.ID)
-	}
-	st.reg.SetInterrupts(st.openList())
-	return st, answers, nil
+	return s.take(ctx, cp, state, answers)
 }
 
-// decide turns a resume entry into an answer for its interrupt.
-func decide(in *interrupt, e ResumeEntry) (answer, error) {
+// notOpen refuses an answer to an interrupt nobody waits for.
+func notOpen(id string) error {
+	return fmt.Errorf("%w: interrupt %q is not open (unknown, already answered, or expired)", ErrResume, id)
+}
+
+// paused loads and decodes run runID's checkpoint.
+func (s *Store) paused(ctx context.Context, runID string) (*checkpoint.Checkpoint, *checkpoint.State, error) {
+	cp, err := s.checkpoints.Load(ctx, runID)
+	if err != nil {
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("%w: %v", errCheckpoints, err)
+	}
+	state, err := checkpoint.Decode(cp.Data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: run %s: %v", errCheckpoints, runID, err)
+	}
+	return cp, state, nil
+}
+
+// errCheckpoints is a checkpoint store that failed (503).
+var errCheckpoints = errors.New("the paused runs' store failed")
+
+// take claims checkpoint cp (read as state) for this process and deletes
+// it: from then on the run is this process's to go on with, and nobody
+// else's. A checkpoint that changed since it was read (another answer
+// went on with it, and it paused again) is given back.
+func (s *Store) take(ctx context.Context, cp *checkpoint.Checkpoint, state *checkpoint.State, answers map[string]answer) (*resumption, error) {
+	run, err := components.DecodeSuspension(state.Run)
+	if err != nil {
+		return nil, fmt.Errorf("%w: run %s: %v", errCheckpoints, state.RunID, err)
+	}
+	if _, ok := s.Engine(state.ChainID); !ok {
+		return nil, fmt.Errorf("%w: the run's chain %q is not deployed", ErrResume, state.ChainID)
+	}
+	claimed, err := s.checkpoints.Claim(ctx, state.RunID, s.replica)
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return nil, fmt.Errorf("%w: the run's interrupts were answered already, or expired", ErrResume)
+	case errors.Is(err, checkpoint.ErrClaimed):
+		return nil, fmt.Errorf("%w: another answer to the run's interrupts is being taken", ErrResume)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", errCheckpoints, err)
+	}
+	if !bytes.Equal(claimed.Data, cp.Data) {
+		_ = s.checkpoints.Release(ctx, state.RunID, claimed.Fence)
+		return nil, fmt.Errorf("%w: the run went on and paused again meanwhile: answer its new interrupts", ErrResume)
+	}
+	if err := s.checkpoints.Delete(ctx, state.RunID, claimed.Fence); err != nil {
+		return nil, fmt.Errorf("%w: the claim was lost: %v", ErrResume, err)
+	}
+	s.expiry.stop(state.RunID)
+	return &resumption{state: state, run: run, answers: answers}, nil
+}
+
+// goOn goes on with a claimed run in this process, its events reaching
+// sink as AG-UI run threadID, runID (empty ones: the run's own), until it
+// ends or pauses again. A nil sink with no thread or run id goes on
+// without a client (its interrupts expired): its events are kept for the
+// next client, should it pause again.
+func (s *Store) goOn(ctx context.Context, r *resumption, sink events.Sink, threadID, runID string) (RunResult, error) {
+	state := r.state
+	// The message the run started with names its user (the usage ledger
+	// records the run under it).
+	req := RunRequest{ChainID: state.ChainID, ThreadID: state.ThreadID, RunID: state.RunID, Source: state.Source, Owner: state.Owner,
+		NewThread: state.NewThread, Caller: callerOf(state.Caller), Interruptible: true, Metadata: r.run.Msg.Metadata}
+	res := RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
+	e, ok := s.Engine(req.ChainID)
+	if !ok {
+		return res, fmt.Errorf("%w: %q", ErrNoChain, req.ChainID)
+	}
+	st := newRunState(s, req)
+	st.started, st.resumed, st.answers = state.StartedAt, state, r.answers
+	st.reopen, st.held = checkpoint.AsEvents(state.Suspended), checkpoint.AsEvents(state.Held)
+	st.ledger.Restore(ledgerEntries(state.Usage))
+	s.interrupts.memory().restore(st.alwaysScope(), state.Always)
+	if err := s.prepare(ctx, e, st, r.run); err != nil {
+		return res, err
+	}
+	detached := sink == nil && threadID == "" && runID == ""
+	var seg *segment
+	if !detached {
+		seg = st.attach(sink, cmp.Or(threadID, req.ThreadID), cmp.Or(runID, req.RunID))
+	}
+	st.run.Start(r.run.Message())
+	if detached {
+		return RunResult{RunID: req.RunID, ThreadID: req.ThreadID}, nil
+	}
+	return st.wait(ctx, seg)
+}
+
+// decide turns a resume entry into an answer for pending interrupt p.
+func decide(p *checkpoint.Pending, e ResumeEntry) (answer, error) {
 	switch e.Status {
 	case "cancelled":
-		return answer{decision: tools.ApprovalDecision{Reason: "the person cancelled the request"}}, nil
+		return answer{decision: denial("the person cancelled the request")}, nil
 	case "resolved":
 	default:
 		return answer{}, fmt.Errorf(`status must be "resolved" or "cancelled", not %q`, e.Status)
 	}
-	if len(in.req.ResponseSchema) > 0 {
-		schema, err := tools.CompileSchema(in.req.ResponseSchema)
+	if len(p.ResponseSchema) > 0 {
+		schema, err := tools.CompileSchema(p.ResponseSchema)
 		if err != nil {
 			return answer{}, fmt.Errorf("the tool's response schema: %v", err)
 		}
@@ -156,26 +257,50 @@ func decide(in *interrupt, e ResumeEntry) (answer, error) {
 		}
 		return answer{decision: tools.ApprovalDecision{Approved: true, Answer: e.Payload}}, nil
 	}
-	var p approvalPayload
-	if err := json.Unmarshal(e.Payload, &p); err != nil || p.Approved == nil {
+	var pl approvalPayload
+	if err := json.Unmarshal(e.Payload, &pl); err != nil || pl.Approved == nil {
 		return answer{}, errors.New(`the payload must be {"approved": true|false, "reason"?, "arguments"?, "always"?}`)
 	}
-	d := tools.ApprovalDecision{Approved: *p.Approved, Reason: p.Reason}
-	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
-		d.Args = p.Arguments
+	d := tools.ApprovalDecision{Approved: *pl.Approved, Reason: pl.Reason}
+	if len(pl.Arguments) > 0 && string(pl.Arguments) != "null" {
+		d.Args = pl.Arguments
 	}
-	return answer{decision: d, always: p.Always}, nil
+	return answer{decision: d, always: pl.Always}, nil
 }
 
-// splitResume separates the entries that answer an open interrupt from the
-// ids of those that do not.
-func (s *Store) splitResume(entries []ResumeEntry) (known []ResumeEntry, unknown []string) {
+// denial is a decision not to run a call, saying why.
+func denial(reason string) tools.ApprovalDecision { return tools.ApprovalDecision{Reason: reason} }
+
+// splitResume separates the entries that answer an interrupt a paused run
+// waits for from the ids of those that do not.
+func (s *Store) splitResume(ctx context.Context, entries []ResumeEntry) (known []ResumeEntry, unknown []string) {
+	states := map[string]*checkpoint.State{}
 	for _, e := range entries {
-		if _, ok := s.interrupts.find(e.InterruptID); ok {
+		var state *checkpoint.State
+		if runID, ok := interruptRun(e.InterruptID); ok {
+			if st, seen := states[runID]; seen {
+				state = st
+			} else if _, st, err := s.paused(ctx, runID); err == nil {
+				state, states[runID] = st, st
+			}
+		}
+		if openInterrupt(state, e.InterruptID) != nil {
 			known = append(known, e)
 		} else {
 			unknown = append(unknown, e.InterruptID)
 		}
 	}
 	return known, unknown
+}
+
+// openInterrupt is the interrupt id a paused run waits for and may still
+// be answered, or nil.
+func openInterrupt(state *checkpoint.State, id string) *checkpoint.Pending {
+	if state == nil {
+		return nil
+	}
+	if p := state.Find(id); p != nil && time.Now().Before(p.Expires) {
+		return p
+	}
+	return nil
 }

@@ -148,11 +148,13 @@ func (s *Store) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 	if !ok {
 		return res, fmt.Errorf("%w: %q", ErrNoChain, req.ChainID)
 	}
-	st, err := s.startRun(ctx, e, req)
-	if err != nil {
+	st := newRunState(s, req)
+	if err := s.prepare(ctx, e, st, nil); err != nil {
 		return res, err
 	}
-	return st.segment(ctx, req.Sink, req.ThreadID, req.RunID)
+	seg := st.attach(req.Sink, req.ThreadID, req.RunID)
+	st.run.Start(s.newMessage(req))
+	return st.wait(ctx, seg)
 }
 
 // RunFailure is the error of a run that did not succeed. Message is safe

@@ -15,6 +15,7 @@ import (
 	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools"
 )
@@ -23,15 +24,17 @@ import (
 var errClientGone = errors.New("the client went away")
 
 // maxDetachedEvents bounds the events kept for the next segment while a
-// paused run has no client (other tool calls of its turn go on).
+// run has no client (it went on after an interrupt expired).
 const maxDetachedEvents = 10000
 
-// runState is one run of a chain from start to end. Its events reach
-// clients in segments: the request that started it is the first; a run
-// that pauses for a person (an interrupt) ends its segment with
-// RUN_FINISHED outcome interrupt, goes on waiting without a client, and
-// the request that answers (Store.Resume) opens the next segment. Each
-// segment is a complete AG-UI run of its own.
+// runState is one run of a chain in this process, from its start (or its
+// resumption from a checkpoint) to its end or its pause. Its events reach
+// clients in segments, each a complete AG-UI run of its own: the request
+// that started the run is the first; a run that pauses for a person (an
+// interrupt) is saved as a checkpoint and ends its segment with
+// RUN_FINISHED outcome interrupt; the request that answers (Store.Resume)
+// claims the checkpoint, goes on with the run in a runState of its own,
+// and is its next segment.
 type runState struct {
 	s      *Store
 	req    RunRequest
@@ -44,18 +47,22 @@ type runState struct {
 	started time.Time
 	// span is the run's invoke_agent span (zero with tracing off).
 	span telemetry.Run
+	// resumed is the checkpoint the run goes on from (nil for a new run),
+	// and answers decide the interrupts it waited for.
+	resumed *checkpoint.State
+	answers map[string]answer
 
-	// done is closed when the chain has ended and res, err are final.
+	// done is closed when the chain has ended or paused and res, err are
+	// final.
 	done chan struct{}
 	res  RunResult
 	err  error
 
 	mu      sync.Mutex
-	seg     *segment       // the attached segment; nil while paused
-	held    []events.Event // events while paused, for the next segment
-	reopen  []events.Event // what the pause suspended (steps, sub-agents), opened again in the next segment
-	raised  []*interrupt   // interrupts not yet told to a client
-	open    map[string]*interrupt
+	seg     *segment             // the attached segment; nil without a client
+	held    []events.Event       // events no client saw, for the next segment
+	reopen  []events.Event       // what the last pause suspended (steps, sub-agents), opened again in the next segment
+	raised  []checkpoint.Pending // the interrupts its calls wait for
 	dropped int
 
 	// usage records the run in the store's usage ledger (nil: none).
@@ -68,25 +75,22 @@ type segment struct {
 	// base is the run's usage when the segment opened: a segment reports
 	// only the model calls made during it (AG-UI: usage does not carry
 	// across an interrupt).
-	base []events.TokenUsage
-	// ended receives the interrupts the segment ended on.
-	ended    chan []events.Interrupt
+	base     []events.TokenUsage
 	flushing bool
 }
 
-// startRun registers a run and starts its chain; the caller then attaches
-// the first segment.
-func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest) (*runState, error) {
-	st := &runState{s: s, req: req, fr: &frame{}, ledger: agent.NewLedger(nil), started: time.Now(),
-		done: make(chan struct{}), open: map[string]*interrupt{}}
-	st.res = RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
-	st.ledger, st.usage = s.usageLedger(req)
+// prepare registers a run of engine e and makes its chain run, not
+// started yet: the caller attaches its segment first, so that nothing the
+// run emits happens before RUN_STARTED. resume is the paused chain run it
+// goes on from (nil: a new run).
+func (s *Store) prepare(ctx context.Context, e types.RuleEngine, st *runState, resume *components.Suspension) error {
+	req := st.req
 	// The run outlives the request that started it only by pausing:
 	// segment() cancels it when a client goes away mid-segment.
 	reg, rctx, err := s.runs.Start(context.WithoutCancel(ctx), runs.Info{RunID: req.RunID, ThreadID: req.ThreadID,
-		ChainID: req.ChainID, Source: req.Source, User: req.Owner}, st)
+		ChainID: req.ChainID, Source: req.Source, User: req.Owner, StartedAt: st.started}, st)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st.reg, st.fr.out = reg, reg
 	metrics.ActiveRuns.Inc()
@@ -112,30 +116,23 @@ func (s *Store) startRun(ctx context.Context, e types.RuleEngine, req RunRequest
 	// The agent nodes use the run's context as it is (RunContext): the
 	// registry cancels it, and the engine's shutdown does.
 	st.run = components.NewChainRun(rctx, e, components.ChainRunOptions{Sink: st.fr, RunContext: true,
-		Options: opts, OnDone: st.finish})
-	st.run.Start(s.newMessage(req))
-	return st, nil
+		Options: opts, OnDone: st.finish, Resume: resume})
+	return nil
 }
 
-// segment attaches a client's sink to the run (as AG-UI run threadID,
-// runID) and waits until the run ends or pauses, or ctx ends (the client
-// went away: the run is cancelled).
-func (st *runState) segment(ctx context.Context, sink events.Sink, threadID, runID string) (RunResult, error) {
-	return st.wait(ctx, st.attach(sink, threadID, runID, nil))
+func newRunState(s *Store, req RunRequest) *runState {
+	st := &runState{s: s, req: req, fr: &frame{}, started: time.Now(), done: make(chan struct{})}
+	st.res = RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
+	st.ledger, st.usage = s.usageLedger(req)
+	return st
 }
 
-// wait waits for the end of segment seg: the run's end, a pause, or the
+// wait waits for the end of segment seg: the run's end or pause, or the
 // client going away (which cancels the run).
 func (st *runState) wait(ctx context.Context, seg *segment) (RunResult, error) {
-	// A segment reports only the model calls made during it (AG-UI: usage
-	// does not carry across an interrupt), as its terminal event does.
 	select {
 	case <-st.done:
 		return st.result(seg), st.err
-	case ins := <-seg.ended:
-		res := RunResult{RunID: st.req.RunID, ThreadID: st.req.ThreadID, Outcome: OutcomeInterrupt, Interrupts: ins,
-			Usage: usageSince(st.ledger.Entries(), seg.base)}
-		return res, nil
 	case <-ctx.Done():
 		// The client went away: the run is cancelled, and waited for as a
 		// chain tool's is, at most components.CancelGrace.
@@ -170,21 +167,22 @@ func (st *runState) detach(seg *segment, usage []events.TokenUsage) {
 	st.seg = nil
 }
 
-// result is the run's result as segment seg reports it.
+// result is the run's result as segment seg reports it: usage spent
+// during the segment only.
 func (st *runState) result(seg *segment) RunResult {
 	res := st.res
 	res.Usage = usageSince(res.Usage, seg.base)
 	return res
 }
 
-// attach opens a segment: RUN_STARTED, then what happened while the run
-// was paused, then the answers (deliver) reach the waiting calls, in that
-// order, so nothing the client should see is lost or reordered.
-func (st *runState) attach(sink events.Sink, threadID, runID string, deliver func()) *segment {
+// attach opens a segment, before the run goes on: RUN_STARTED, then what
+// the last pause suspended, then what happened while no client was
+// attached, so nothing the client should see is lost or reordered.
+func (st *runState) attach(sink events.Sink, threadID, runID string) *segment {
 	if sink == nil {
 		sink = events.Discard
 	}
-	seg := &segment{ended: make(chan []events.Interrupt, 1), base: st.ledger.Entries()}
+	seg := &segment{base: st.ledger.Entries()}
 	st.usage.Segment(runID)
 	chainID, regID := st.req.ChainID, st.req.RunID
 	seg.stream = events.NewStream(events.SinkFunc(func(ev events.Event) {
@@ -206,24 +204,11 @@ func (st *runState) attach(sink events.Sink, threadID, runID string, deliver fun
 	seg.flushing = false
 	st.held = nil
 	st.seg = seg
-	select {
-	case <-st.done:
-		// The run ended while paused: its end is this segment's end.
-		st.emitTerminalLocked()
-		return seg
-	default:
-	}
-	if deliver != nil {
-		deliver()
-	}
-	if len(st.raised) > 0 {
-		st.pauseLocked()
-	}
 	return seg
 }
 
 // Emit implements events.Sink: the run's events, after the registry has
-// counted them, go to the attached segment, or are held while paused.
+// counted them, go to the attached segment, or are held without one.
 func (st *runState) Emit(e events.Event) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -239,40 +224,31 @@ func (st *runState) Emit(e events.Event) {
 	}
 }
 
-// pauseLocked ends the attached segment on the raised interrupts.
-func (st *runState) pauseLocked() {
-	ins := make([]events.Interrupt, 0, len(st.raised))
-	for _, in := range st.raised {
-		st.open[in.ev.ID] = in
-		ins = append(ins, in.ev)
-	}
-	st.raised = nil
-	if st.seg == nil {
-		return
-	}
-	term := events.Event{Type: events.RunFinished, Outcome: events.OutcomeInterrupt, Interrupts: ins,
-		Usage: usageSince(st.ledger.Entries(), st.seg.base)}
-	st.withCost(&term.Meta)
-	st.seg.stream.Emit(term)
-	st.reopen = st.seg.stream.Suspended()
-	st.seg.ended <- ins
-	st.seg = nil
-	st.reg.SetInterrupts(st.openList())
-}
-
-// finish runs when the chain has ended: it decides the outcome and ends
-// the attached segment (or keeps the end for the next one).
-// It is given the run: a chain may end before StartChain has returned.
+// finish runs when the chain has ended: a run whose agent paused is saved
+// as a checkpoint (see pause); otherwise it decides the outcome. It ends
+// the attached segment with the run's end or pause. It is given the run:
+// a chain may end before StartChain has returned.
 func (st *runState) finish(run *components.ChainRun) {
 	res := &st.res
 	res.Usage = st.ledger.Entries()
-	if st.req.Caller != nil {
-		res.Pending = st.req.Caller.Pending()
+	susp, serr := run.Suspended()
+	paused := false
+	switch cancelled, _ := run.Cancelled(); {
+	case susp != nil && !cancelled:
+		paused = st.pause(susp, res)
+	case serr != nil:
+		res.Outcome, res.ErrorCode, res.Error = OutcomeError, codeNotPaused, serr.Error()
+		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: serr}
 	}
-	ends := run.Ends()
-	st.fr.finish(run, ends, res)
-	if res.Outcome != OutcomeSuccess {
-		st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(run, ends)}
+	if !paused && res.Outcome == "" {
+		if st.req.Caller != nil {
+			res.Pending = st.req.Caller.Pending()
+		}
+		ends := run.Ends()
+		st.fr.finish(run, ends, res)
+		if res.Outcome != OutcomeSuccess {
+			st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(run, ends)}
+		}
 	}
 	st.s.runs.End(st.reg)
 	endSpan(st.span, res)
@@ -283,8 +259,11 @@ func (st *runState) finish(run *components.ChainRun) {
 	st.s.log.Info("run", "run", req.RunID, "thread", req.ThreadID, "chain", req.ChainID, "source", cmp.Or(req.Source, "api"),
 		"outcome", res.Outcome, "duration", took.Round(time.Millisecond), "toolCalls", info.ToolCalls, "tokens", info.Usage.TotalTokens)
 	metrics.ActiveRuns.Dec()
-	metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
-	metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(took.Seconds())
+	if !paused {
+		// A paused run is counted when it ends.
+		metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
+		metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(took.Seconds())
+	}
 	st.mu.Lock()
 	if st.seg != nil {
 		st.emitTerminalLocked()
@@ -293,12 +272,19 @@ func (st *runState) finish(run *components.ChainRun) {
 	st.mu.Unlock()
 }
 
-// emitTerminalLocked ends the attached segment with the run's end.
+// emitTerminalLocked ends the attached segment with the run's end or
+// pause.
 func (st *runState) emitTerminalLocked() {
 	res := &st.res
 	usage := usageSince(res.Usage, st.seg.base)
 	term := events.Event{Type: events.RunFinished, Usage: usage, Meta: st.fr.meta}
 	switch res.Outcome {
+	case OutcomeInterrupt:
+		term = events.Event{Type: events.RunFinished, Outcome: events.OutcomeInterrupt, Interrupts: res.Interrupts, Usage: usage}
+		st.withCost(&term.Meta)
+		st.seg.stream.Emit(term)
+		st.seg = nil
+		return
 	case OutcomeCancelled:
 		term.Outcome, term.Result, term.Meta = events.OutcomeCancelled, nil, events.Meta{}
 	case OutcomeError:

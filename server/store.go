@@ -3,6 +3,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,8 @@ import (
 	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/server/live"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
+	"github.com/ruleagent/ruleagent/state/health"
 )
 
 // Store keeps a folder of chain files deployed in a private engine pool,
@@ -38,8 +41,13 @@ type Store struct {
 	// trace out to WebSocket clients.
 	runs *runs.Registry
 	live *live.Hub
-	// interrupts finds the paused run an answer is for.
-	interrupts interruptIndex
+	// interrupts remembers the calls approved "always"; checkpoints keep
+	// the paused runs, claimed by this replica to go on with them; expiry
+	// goes on with those whose interrupts expire.
+	interrupts  interruptIndex
+	checkpoints checkpoint.Store
+	replica     string
+	expiry      *expiryTimers
 
 	mu    sync.Mutex
 	files map[string]string // chain id -> file
@@ -110,6 +118,13 @@ type StoreOptions struct {
 	// Ledger, when set, records every run's LLM and tool calls, prices
 	// them and checks the daily budgets (see package ledger).
 	Ledger *ledger.Ledger
+	// Checkpoints keep the paused runs (see pause.go): bbolt under --data
+	// on one machine, Redis for a fleet. Nil keeps them in the process's
+	// memory: they do not outlive it.
+	Checkpoints checkpoint.Store
+	// Replica names this process among those sharing Checkpoints (a
+	// fresh id when empty).
+	Replica string
 }
 
 // OpenStore is OpenStoreWith with default options.
@@ -134,6 +149,14 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
 		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly, ledger: o.Ledger}
 	s.watch = newFolderWatch(s)
+	s.checkpoints, s.replica = o.Checkpoints, o.Replica
+	if s.checkpoints == nil {
+		s.checkpoints = checkpoint.NewMemory(nil)
+	}
+	if s.replica == "" {
+		s.replica = health.NewReplicaID()
+	}
+	s.expiry = &expiryTimers{fire: s.expire}
 	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
@@ -144,6 +167,9 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 	// The store starts the endpoints chains declare itself (endpoints.go).
 	cfg.EndpointEnabled = false
 	s.cfg = cfg
+	if err := s.watchExpiries(context.Background()); err != nil {
+		s.log.Warn("the paused runs' store cannot be listed: runs paused before will not expire", "err", err)
+	}
 	if dir == "" {
 		return s, nil
 	}
@@ -346,6 +372,8 @@ func (s *Store) SetLogger(l *slog.Logger) {
 // disconnects WebSocket clients, then stops every chain, destroying their
 // nodes (and closing what they opened: MCP clients, processes, workspaces).
 func (s *Store) Close() {
+	// Paused runs stay in the checkpoint store, for the next process.
+	s.expiry.close()
 	s.watch.close()
 	s.closeMCPHTTP()
 	s.live.Close()

@@ -27,8 +27,10 @@
 //     (one claimant wins), decodes the State and resumes the run from it;
 //     the event log is continued with eventlog.Log.Continue.
 //
-// Implementations (contract_test.go runs one table against both):
+// Implementations (contract_test.go runs one table against all):
 //
+//   - Memory: in the process, for a host without a data folder (tests,
+//     embedding, `ruleagent run`); gone with the process.
 //   - Bolt: a bucket in the server's state file under --data; a
 //     checkpoint survives a restart; holders are alive while the
 //     registry says so (the process itself: a checkpoint held by the
@@ -46,6 +48,11 @@ import (
 // Checkpoint is a stored pause.
 type Checkpoint struct {
 	RunID string `json:"runId"`
+	// ThreadID and Owner are the run's thread and the verified user who
+	// started it, listed without the Data: which threads wait, and for
+	// whom (an AG-UI thread with a paused run refuses new input).
+	ThreadID string `json:"threadId,omitempty"`
+	Owner    string `json:"owner,omitempty"`
 	// Data is the encoded State (Encode).
 	Data []byte `json:"-"`
 	// Holder is the replica that holds it, "" when any may claim it.

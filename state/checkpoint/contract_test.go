@@ -64,6 +64,17 @@ func fixtures() map[string]func(t *testing.T) *fixture {
 				},
 			}
 		},
+		"memory": func(t *testing.T) *fixture {
+			reg := health.NewLocal()
+			s := NewMemory(reg.Alive)
+			return &fixture{
+				replica: func(t *testing.T, id string) Store {
+					reg.Join(t.Context(), health.Replica{ID: id})
+					return s
+				},
+				kill: func(t *testing.T, id string) { reg.Leave(t.Context()) },
+			}
+		},
 		"redis": func(t *testing.T) *fixture {
 			srv := redistest.StartWith(t, redistest.Options{Persist: true})
 			regs := map[string]*health.Redis{}
@@ -106,7 +117,7 @@ var contract = []struct {
 		if _, err := s.Load(ctx, "r1"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("load of nothing: %v", err)
 		}
-		cp := &Checkpoint{RunID: "r1", Data: []byte("state-1"), Holder: "a"}
+		cp := &Checkpoint{RunID: "r1", Data: []byte("state-1"), Holder: "a", ThreadID: "t-1", Owner: "alice"}
 		if err := s.Save(ctx, cp); err != nil || cp.Fence == 0 || cp.Saved.IsZero() {
 			t.Fatalf("save: %v %+v", err, cp)
 		}
@@ -122,7 +133,7 @@ var contract = []struct {
 			t.Errorf("save with a stale fence: %v", err)
 		}
 		got, err := s.Load(ctx, "r1")
-		if err != nil || string(got.Data) != "state-2" || got.Holder != "a" || got.Fence != cp.Fence {
+		if err != nil || string(got.Data) != "state-2" || got.Holder != "a" || got.Fence != cp.Fence || got.ThreadID != "t-1" || got.Owner != "alice" {
 			t.Fatalf("load: %+v %v", got, err)
 		}
 		if err := s.Delete(ctx, "r1", first); !errors.Is(err, ErrFenced) {
@@ -148,7 +159,7 @@ var contract = []struct {
 		if _, err := a.Claim(ctx, "r2", "a"); !errors.Is(err, ErrClaimed) {
 			t.Fatalf("the holder claims what it holds: %v", err)
 		}
-		if _, isBolt := a.(*Bolt); isBolt {
+		if oneMachine(a) {
 			// One machine, one replica: it releases, then claims.
 			if err := a.Release(ctx, "r2", cp.Fence); err != nil {
 				t.Fatal(err)
@@ -193,7 +204,7 @@ var contract = []struct {
 		// One machine: its one replica answers twelve times at once; a
 		// fleet: two other replicas do.
 		ids, stores := []string{"a"}, []Store{a}
-		if _, isBolt := a.(*Bolt); !isBolt {
+		if !oneMachine(a) {
 			ids, stores = []string{"b", "c"}, []Store{f.replica(t, "b"), f.replica(t, "c")}
 		}
 		var mu sync.Mutex
@@ -227,12 +238,13 @@ var contract = []struct {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		short := &Checkpoint{RunID: "l3", Data: []byte("x"), Expires: time.Now().Add(300 * time.Millisecond)}
+		short := &Checkpoint{RunID: "l3", Data: []byte("x"), Expires: time.Now().Add(300 * time.Millisecond), ThreadID: "t-3", Owner: "bob"}
 		if err := s.Save(ctx, short); err != nil {
 			t.Fatal(err)
 		}
 		list, err := s.List(ctx)
-		if err != nil || len(list) != 3 || list[0].RunID != "l1" || list[0].Holder != "a" || list[0].Data != nil {
+		if err != nil || len(list) != 3 || list[0].RunID != "l1" || list[0].Holder != "a" || list[0].Data != nil ||
+			list[2].ThreadID != "t-3" || list[2].Owner != "bob" {
 			t.Fatalf("list: %+v %v", list, err)
 		}
 		time.Sleep(400 * time.Millisecond)
@@ -244,6 +256,9 @@ var contract = []struct {
 		}
 	}},
 	{"survives a restart", func(t *testing.T, f *fixture) {
+		if f.restart == nil {
+			t.Skip("in memory: gone with the process")
+		}
 		ctx := t.Context()
 		s := f.replica(t, "a")
 		cp := &Checkpoint{RunID: "r4", Data: []byte("before the restart"), Holder: "a"}
@@ -264,6 +279,16 @@ var contract = []struct {
 			t.Fatalf("claim after the restart: %+v %v", c, err)
 		}
 	}},
+}
+
+// oneMachine reports whether s is an embedded store: one replica, the
+// process.
+func oneMachine(s Store) bool {
+	switch s.(type) {
+	case *Bolt, *Memory:
+		return true
+	}
+	return false
 }
 
 func TestContract(t *testing.T) {

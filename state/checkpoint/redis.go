@@ -13,7 +13,8 @@ import (
 // Redis keeps a fleet's checkpoints. Layout, under its prefix:
 //
 //	PREFIX checkpoint:{ID}  hash: data, holder, fence, saved (Unix ms),
-//	                        expires (Unix ms, 0: none); PEXPIREAT expires
+//	                        expires (Unix ms, 0: none), thread, owner;
+//	                        PEXPIREAT expires
 //	PREFIX checkpoints      sorted set of run ids by saved (ms), for lists
 //
 // A claim checks the holder's heartbeat key (health.Redis.Key) in the
@@ -45,7 +46,7 @@ nf = string.format('%d', nf)
 `
 
 // saveScript: KEYS checkpoint, index; ARGV data, holder, fence, saved,
-// expires, run id. Answers the new fence, -2 (exists), -1 (none), -3
+// expires, run id, thread, owner. Answers the new fence, -2 (exists), -1 (none), -3
 // (fenced).
 var saveScript = redis.NewScript(`
 local f = redis.call('HGET', KEYS[1], 'fence')
@@ -56,7 +57,7 @@ else
   if f ~= ARGV[3] then return '-3' end
 end
 ` + fenceLua + `
-redis.call('HSET', KEYS[1], 'data', ARGV[1], 'holder', ARGV[2], 'fence', nf, 'saved', ARGV[4], 'expires', ARGV[5])
+redis.call('HSET', KEYS[1], 'data', ARGV[1], 'holder', ARGV[2], 'fence', nf, 'saved', ARGV[4], 'expires', ARGV[5], 'thread', ARGV[7], 'owner', ARGV[8])
 if ARGV[5] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[5]) else redis.call('PERSIST', KEYS[1]) end
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
 return nf
@@ -116,7 +117,7 @@ func (s *Redis) Save(ctx context.Context, cp *Checkpoint) error {
 		exp = cp.Expires.UnixMilli()
 	}
 	res, err := saveScript.Run(ctx, s.rdb, []string{s.key(cp.RunID), s.indexKey()}, cp.Data, cp.Holder,
-		strconv.FormatUint(cp.Fence, 10), now.UnixMilli(), exp, cp.RunID).Text()
+		strconv.FormatUint(cp.Fence, 10), now.UnixMilli(), exp, cp.RunID, cp.ThreadID, cp.Owner).Text()
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -137,7 +138,7 @@ func (s *Redis) Load(ctx context.Context, runID string) (*Checkpoint, error) {
 	if len(h) == 0 {
 		return nil, ErrNotFound
 	}
-	cp := &Checkpoint{RunID: runID, Data: []byte(h["data"]), Holder: h["holder"]}
+	cp := &Checkpoint{RunID: runID, Data: []byte(h["data"]), Holder: h["holder"], ThreadID: h["thread"], Owner: h["owner"]}
 	cp.Fence, _ = strconv.ParseUint(h["fence"], 10, 64)
 	cp.Saved, cp.Expires = msTime(h["saved"]), msTime(h["expires"])
 	return cp, nil
@@ -215,7 +216,7 @@ func (s *Redis) List(ctx context.Context) ([]Checkpoint, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, s.key(id), "holder", "fence", "saved", "expires")
+			cmds[i] = p.HMGet(ctx, s.key(id), "holder", "fence", "saved", "expires", "thread", "owner")
 		}
 		return nil
 	})
@@ -226,12 +227,13 @@ func (s *Redis) List(ctx context.Context) ([]Checkpoint, error) {
 	var gone []any
 	for i, c := range cmds {
 		v := c.Val()
-		if len(v) < 4 || v[1] == nil {
+		if len(v) < 6 || v[1] == nil {
 			gone = append(gone, ids[i])
 			continue
 		}
 		str := func(x any) string { s, _ := x.(string); return s }
-		cp := Checkpoint{RunID: ids[i], Holder: str(v[0]), Saved: msTime(str(v[2])), Expires: msTime(str(v[3]))}
+		cp := Checkpoint{RunID: ids[i], Holder: str(v[0]), Saved: msTime(str(v[2])), Expires: msTime(str(v[3])),
+			ThreadID: str(v[4]), Owner: str(v[5])}
 		cp.Fence, _ = strconv.ParseUint(str(v[1]), 10, 64)
 		out = append(out, cp)
 	}

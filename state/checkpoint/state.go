@@ -16,60 +16,88 @@ const FormatVersion = 1
 
 // State is what a paused run needs to go on, on any replica: the blob a
 // Checkpoint holds (Encode, Decode). The server builds it at the pause
-// from the run's state (server/run_state.go, interrupts.go) and the
-// engine's (agent: the loop's messages, its step and counters), and
-// resumes the run from it: it re-enters the agent node at NodeID of the
-// chain at ChainID (the same version: ChainHash), rebuilds each agent loop
-// from its Frame, answers the Pending calls, and continues the run's event
-// log after LastEventID.
-//
-// A run is checkpointed only when every tool call of its current turns
-// has either a result (Frame.Results) or an open interrupt (Pending), or
-// runs a sub-agent whose frame follows: Check enforces it. Calls still
-// running cannot be checkpointed; the server waits for them (or lets them
-// end) before it saves.
+// (server/run_state.go) and resumes the run from it: it checks and takes
+// the answers against Pending, re-enters the chain at NodeID with Run (the
+// paused chain run: the message the node had received and each agent
+// loop's suspended state, a sub-agent's inside its parent's waiting call,
+// encoded by package components and opaque here), and opens again in the
+// resumed run's stream what the pause closed (Suspended) and what happened
+// while no client was attached (Held).
 type State struct {
 	Version  int    `json:"v"`
 	RunID    string `json:"runId"`
 	ThreadID string `json:"threadId,omitempty"`
-	// ChainID, ChainVersion and ChainHash name the chain and the version
-	// the run started on (package chainsync): a resumer whose deployed
-	// version differs refuses the resume, or says it resumes on another
-	// version.
-	ChainID      string `json:"chainId"`
-	ChainVersion int64  `json:"chainVersion,omitempty"`
-	ChainHash    string `json:"chainHash,omitempty"`
-	// NodeID is the chain's ai/agent node the run paused in.
-	NodeID string `json:"nodeId"`
-	// Source is where the run came from (api, agui, openai, mcp).
+	// ChainID is the chain the run started on, NodeID its ai/agent node
+	// the run paused in. The run goes on with the version deployed when
+	// it is resumed.
+	ChainID string `json:"chainId"`
+	NodeID  string `json:"nodeId"`
+	// Source is where the run came from (run, agui, openai, mcp).
 	Source string `json:"source,omitempty"`
-	// Metadata is the message metadata the chain got (userId, session
-	// keys, ...): the resumed node reads it as the original did.
-	Metadata map[string]string `json:"metadata,omitempty"`
-	// Identity is the caller as the server's authentication recorded it
-	// (opaque here): whoever answers must be allowed to, and the resumed
-	// run acts for the same caller.
-	Identity json.RawMessage `json:"identity,omitempty"`
+	// Owner is the verified user who started the run ("" for the
+	// operator, and where nobody is verified): only they, or the
+	// operator, may answer it; NewThread says the server made ThreadID up.
+	Owner     string `json:"owner,omitempty"`
+	NewThread bool   `json:"newThread,omitempty"`
 	// Caller is the application's part of the run (agent.Caller): its
 	// front-end tools, context and state.
 	Caller *Caller `json:"caller,omitempty"`
-	// Frames are the agent loops in progress, outermost first: [0] is the
-	// agent node's run, each next one a sub-agent running inside a tool
-	// call of the frame before it (Frame.ParentToolCallID).
-	Frames []Frame `json:"frames"`
-	// Pending are the calls that wait for an answer.
+	// Run is the paused chain run (components.Suspension, JSON).
+	Run json.RawMessage `json:"run"`
+	// Pending are the interrupts the run waits for.
 	Pending []Pending `json:"pending"`
-	// Always are the call keys approved "always" on the thread so far.
-	Always []string `json:"always,omitempty"`
+	// Always are the calls approved "always" on the thread, for the
+	// caller who started it.
+	Always []Always `json:"always,omitempty"`
 	// Usage is what the run has spent so far, sub-agents included.
 	Usage []events.TokenUsage `json:"usage,omitempty"`
-	// Suspended is what the pause closed in the run's stream
-	// (events.Stream.Suspended): the resumed stream reopens it.
-	Suspended []events.Event `json:"suspended,omitempty"`
-	// LastEventID is the run's last event id in its event log.
-	LastEventID uint64    `json:"lastEventId"`
-	StartedAt   time.Time `json:"startedAt"`
-	PausedAt    time.Time `json:"pausedAt"`
+	// Suspended is what the pause closed in the run's stream (steps and
+	// sub-agents, as the events that opened them): the resumed stream
+	// opens them again. Held are the events of a part of the run no
+	// client saw (it went on without one: an interrupt expired), sent to
+	// the next client after them.
+	Suspended []Event   `json:"suspended,omitempty"`
+	Held      []Event   `json:"held,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	PausedAt  time.Time `json:"pausedAt"`
+}
+
+// Event is an events.Event as a checkpoint keeps it: every field, by its
+// Go name (events.Event's own JSON is the AG-UI wire form, which leaves
+// out what AG-UI has no field for, its metadata included).
+type Event events.Event
+
+// UnmarshalJSON implements json.Unmarshaler: raw JSON fields that were
+// not set stay unset (not a JSON null).
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	if err := json.Unmarshal(b, (*plain)(e)); err != nil {
+		return err
+	}
+	for _, f := range []*json.RawMessage{&e.Value, &e.Result, &e.Activity, &e.Patch} {
+		if string(*f) == "null" {
+			*f = nil
+		}
+	}
+	return nil
+}
+
+// Events converts events for a State.
+func Events(evs []events.Event) []Event {
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		out[i] = Event(e)
+	}
+	return out
+}
+
+// AsEvents converts a State's events back.
+func AsEvents(evs []Event) []events.Event {
+	out := make([]events.Event, len(evs))
+	for i, e := range evs {
+		out[i] = events.Event(e)
+	}
+	return out
 }
 
 // Caller is agent.Caller as stored.
@@ -92,38 +120,15 @@ type CallerContext struct {
 	Value       string `json:"value"`
 }
 
-// Frame is one agent loop at the pause.
-type Frame struct {
-	// RunID is the agent's run id (a sub-agent's own).
-	RunID   string `json:"runId"`
-	ChainID string `json:"chainId,omitempty"`
-	NodeID  string `json:"nodeId,omitempty"`
-	// ParentToolCallID is the call of the frame before this one that runs
-	// this sub-agent ("" for frame 0).
-	ParentToolCallID string `json:"parentToolCallId,omitempty"`
-	// Step is the LLM turn in progress (1-based).
-	Step int `json:"step"`
-	// Messages is the conversation the loop runs on, ending with the
-	// assistant message whose tool calls are in flight.
-	Messages []events.Message `json:"messages"`
-	// Results are the tool messages of this turn already produced.
-	Results []events.Message `json:"results,omitempty"`
-	// ToolCalls counts the calls made so far (the maxToolCalls limit).
-	ToolCalls int `json:"toolCalls,omitempty"`
-	// SessionID and SessionVersion are the session the loop's
-	// conversation holds and the version it read: the resumer takes the
-	// session's lease again, and the turn's write is a compare-and-swap on
-	// that version (a session changed meanwhile fails the resume).
-	SessionID      string `json:"sessionId,omitempty"`
-	SessionVersion int64  `json:"sessionVersion,omitempty"`
-}
-
-// Pending is a call waiting for an answer.
+// Pending is an interrupt the run waits for: the call it is about, and
+// what an answer to it is checked against.
 type Pending struct {
+	// Interrupt is the interrupt as clients saw it (its toolCallId is a
+	// sub-agent's call as the client saw it).
 	Interrupt events.Interrupt `json:"interrupt"`
-	// Frame is the index of the frame whose call waits; ToolCallID the
-	// call's id in that frame (not the client's prefixed one).
-	Frame      int    `json:"frame"`
+	// RunID and ToolCallID are the call in the run of the agent that
+	// made it (a sub-agent's own).
+	RunID      string `json:"runId"`
 	ToolCallID string `json:"toolCallId"`
 	Tool       string `json:"tool"`
 	ToolType   string `json:"toolType,omitempty"`
@@ -135,14 +140,24 @@ type Pending struct {
 	ResponseSchema json.RawMessage `json:"responseSchema,omitempty"`
 	// Key is what approving it "always" remembers.
 	Key string `json:"key,omitempty"`
-	// Expires is when nobody's answer is a denial.
+	// Timeout is how long the call waits, and Expires when: nobody's
+	// answer by then is a denial.
+	Timeout time.Duration `json:"timeout"`
+	Expires time.Time     `json:"expires"`
+}
+
+// Always is a call approved "always", until Expires.
+type Always struct {
+	Key     string    `json:"key"`
 	Expires time.Time `json:"expires"`
 }
 
 // ErrInvalidState refuses a State that cannot be resumed.
 var ErrInvalidState = errors.New("invalid checkpoint state")
 
-// Check reports what makes s impossible to resume.
+// Check reports what makes s impossible to resume. (The paused chain run
+// in Run is checked by whoever resumes it: package components and the
+// agent engine.)
 func (s *State) Check() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidState, fmt.Sprintf(format, a...))
@@ -152,81 +167,30 @@ func (s *State) Check() error {
 		return bad("format version %d, want %d", s.Version, FormatVersion)
 	case s.RunID == "" || s.ChainID == "" || s.NodeID == "":
 		return bad("runId, chainId and nodeId are required")
-	case len(s.Frames) == 0:
-		return bad("no frame: nothing to resume")
+	case len(s.Run) == 0 || string(s.Run) == "null":
+		return bad("no paused run: nothing to resume")
 	case len(s.Pending) == 0:
 		return bad("no pending call: nothing waits for an answer")
 	}
-	waiting := map[[2]string]bool{}
 	ids := map[string]bool{}
 	for i, p := range s.Pending {
-		if p.Frame < 0 || p.Frame >= len(s.Frames) {
-			return bad("pending[%d]: frame %d does not exist", i, p.Frame)
-		}
 		if p.Interrupt.ID == "" || ids[p.Interrupt.ID] {
 			return bad("pending[%d]: interrupt id %q is empty or repeated", i, p.Interrupt.ID)
 		}
-		ids[p.Interrupt.ID] = true
-		waiting[[2]string{s.Frames[p.Frame].RunID, p.ToolCallID}] = true
-	}
-	for i := range s.Frames {
-		if err := s.checkFrame(i, waiting); err != nil {
-			return bad("frames[%d]: %v", i, err)
+		if p.RunID == "" || p.ToolCallID == "" || p.Tool == "" {
+			return bad("pending[%d]: the call's run, id and tool are required", i)
 		}
-	}
-	for k := range waiting {
-		return bad("a pending call %s of run %s is not a call of its frame's turn", k[1], k[0])
+		ids[p.Interrupt.ID] = true
 	}
 	return nil
 }
 
-// checkFrame checks that every call of frame i's turn has exactly one
-// outcome: a result, a pending answer, or the next frame's sub-agent. It
-// removes the frame's calls from waiting.
-func (s *State) checkFrame(i int, waiting map[[2]string]bool) error {
-	f := &s.Frames[i]
-	if f.RunID == "" || len(f.Messages) == 0 {
-		return errors.New("runId and messages are required")
-	}
-	last := f.Messages[len(f.Messages)-1]
-	if last.Role != events.RoleAssistant || len(last.ToolCalls) == 0 {
-		return errors.New("the last message must be the assistant's, with the turn's tool calls")
-	}
-	if i > 0 && f.ParentToolCallID == "" {
-		return errors.New("a sub-agent's frame needs parentToolCallId")
-	}
-	results := map[string]int{}
-	for _, r := range f.Results {
-		if r.Role != events.RoleTool {
-			return fmt.Errorf("result %q is not a tool message", r.ToolCallID)
+// Find returns the pending interrupt id, or nil.
+func (s *State) Find(id string) *Pending {
+	for i := range s.Pending {
+		if s.Pending[i].Interrupt.ID == id {
+			return &s.Pending[i]
 		}
-		results[r.ToolCallID]++
-	}
-	sub := ""
-	if i+1 < len(s.Frames) {
-		sub = s.Frames[i+1].ParentToolCallID
-	}
-	for _, c := range last.ToolCalls {
-		n := results[c.ID]
-		delete(results, c.ID)
-		key := [2]string{f.RunID, c.ID}
-		if waiting[key] {
-			n++
-			delete(waiting, key)
-		}
-		if c.ID == sub {
-			n++
-			sub = ""
-		}
-		if n != 1 {
-			return fmt.Errorf("call %s has %d outcomes (a result, a pending answer or a sub-agent), want exactly 1", c.ID, n)
-		}
-	}
-	for id := range results {
-		return fmt.Errorf("result for %q, which is not a call of the turn", id)
-	}
-	if sub != "" {
-		return fmt.Errorf("the next frame runs in call %q, which is not a call of the turn", sub)
 	}
 	return nil
 }
