@@ -20,11 +20,11 @@ func paused() *State {
 		Pending: []Pending{{RunID: "sub-1", ToolCallID: "s1", Tool: "send_email", ToolType: "rulechain", Args: json.RawMessage(`{"to":"bob"}`),
 			Key: "send_email\x00{\"to\":\"bob\"}", Timeout: 10 * time.Minute, Expires: at.Add(10 * time.Minute),
 			Interrupt: events.Interrupt{ID: "int-1", Reason: "tool_approval", ToolCallID: "sub-1:s1", SubagentRunID: "sub-1"}}},
-		Always:    []Always{{Key: "lookup\x00{}", Expires: at.Add(24 * time.Hour)}},
-		Usage:     []events.TokenUsage{{Model: "m", InputTokens: 10, OutputTokens: 5, TotalTokens: 15}},
+		Always: []Always{{Key: "lookup\x00{}", Expires: at.Add(24 * time.Hour)}},
+		Usage:  []events.TokenUsage{{Model: "m", InputTokens: 10, OutputTokens: 5, TotalTokens: 15}},
 		Suspended: []Event{{Type: events.SubagentStarted, SubagentRunID: "sub-1", Name: "research"},
 			{Type: events.StepStarted, StepName: "Agent", Meta: events.Meta{ToolCallID: "c1", NodeID: "agent", ChainID: "research"}}},
-		Held: []Event{{Type: events.StepStarted, StepName: "turn 2", Meta: events.Meta{Step: 2}}},
+		Held:      []Event{{Type: events.StepStarted, StepName: "turn 2", Meta: events.Meta{Step: 2}}},
 		StartedAt: at, PausedAt: at.Add(time.Minute),
 	}
 }
