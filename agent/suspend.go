@@ -152,6 +152,12 @@ func (r *run) suspend(ls *loopState, step int, turn *turnResult, theirs []events
 // and for a paused sub-agent what it needs to go on.
 func (a *Agent) Resume(ctx context.Context, in Input, s *Suspension, sink events.Sink) (out *Output, err error) {
 	if err := s.Check(); err != nil {
+		// The run's stream is open where it paused: it ends here.
+		id := in.RunID
+		if s != nil && s.RunID != "" {
+			id = s.RunID
+		}
+		events.NewStream(sink, in.ThreadID, id).Emit(events.Event{Type: events.RunError, Message: err.Error(), Code: CodeInternal})
 		return nil, err
 	}
 	in.RunID, in.ThreadID = s.RunID, s.ThreadID

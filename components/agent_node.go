@@ -249,6 +249,11 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		conv, llm, err = n.beginSession(goctx, md, messages, in.RunID)
 	}
 	if err != nil {
+		if resume != nil {
+			// The paused run's stream is open (a sub-agent's, opened again
+			// by the resumed run): it ends with the error.
+			failResumed(sink, resume, n.scrubber.Scrub(err.Error()), err)
+		}
 		t.failure(msg, err)
 		return
 	}

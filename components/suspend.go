@@ -11,6 +11,7 @@ import (
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/tools"
 )
@@ -211,4 +212,14 @@ func chainPause(s *Suspension) error {
 		return tools.Wrap(tools.ErrExecutionFailed, err, "the paused chain %s cannot be kept", s.ChainID)
 	}
 	return &tools.PauseError{Chain: &tools.ChainPause{RunID: s.Agent.RunID, State: b}}
+}
+
+// failResumed ends a resumed run that could not go on with its error.
+func failResumed(sink events.Sink, s *Suspension, message string, err error) {
+	code := agent.CodeInternal
+	var re *agent.RunError
+	if errors.As(err, &re) {
+		code = re.Code
+	}
+	events.NewStream(sink, s.Agent.ThreadID, s.Agent.RunID).Emit(events.Event{Type: events.RunError, Message: message, Code: code})
 }

@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 
+	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/tools"
 )
 
@@ -150,4 +153,81 @@ func normalised(evs []events.Event) []string {
 		out[i] = b
 	}
 	return out
+}
+
+// A resumed sub-agent that cannot go on (its session was written while it
+// was paused) ends its own run with the error, so that the sub-agent the
+// resumed stream opened again is closed (SUBAGENT_ERROR), and its caller
+// reads the failure as the call's result.
+func TestResumedSubAgentThatCannotGoOnEndsItsRun(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Route(
+		llmtest.Rule{Match: llmtest.SystemContains("I am reviewer."), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if len(r.ToolResults()) == 0 {
+				return llmtest.Calls(llmtest.Call("test_add", `{"a":2,"b":2}`))
+			}
+			return llmtest.Reply("sum")
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains("I am orchestrator."), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("the reviewer failed: " + res[0].Content)
+			}
+			return llmtest.Calls(llmtest.Call("Code_Reviewer", `{"message":"add them"}`))
+		})},
+	))
+	store := sessions.NewMemory()
+	p := rulego.NewRuleGo()
+	t.Cleanup(p.Stop)
+	for _, dsl := range []map[string]any{
+		chain("reviewer", "Code Reviewer", map[string]any{"description": "Reviews."}, []map[string]any{agentNode(srv.URL, "I am reviewer.",
+			map[string]any{"tools": []any{map[string]any{"type": "builtin", "name": "test_add"}}, "approval": map[string]any{"tools": []any{"test_add"}},
+				"session": map[string]any{"scope": "thread"}})}),
+		chain("orchestrator", "Orchestrator", nil, []map[string]any{agentNode(srv.URL, "I am orchestrator.", map[string]any{"tools": []any{agentTool("reviewer")}})}),
+	} {
+		b, _ := json.Marshal(dsl)
+		if _, err := p.New(dsl["ruleChain"].(map[string]any)["id"].(string), b, rulego.WithConfig(sessionConfig(store))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orch, _ := p.Get("orchestrator")
+	ap := &pausingApprover{}
+	ctx := tools.WithApprover(context.Background(), ap)
+	md := types.NewMetadata()
+	md.PutValue("threadId", "t-1")
+	rec := &events.Recorder{}
+	r := StartChain(ctx, orch, types.NewMsg(0, "CHAT", types.TEXT, md, "review"), ChainRunOptions{Sink: rec})
+	waitDone(t, r)
+	s, err := r.Suspended()
+	if err != nil || s == nil {
+		t.Fatalf("no pause: %v", err)
+	}
+	// Another run writes the sub-agent's session meanwhile.
+	key := sessions.Key{Agent: "reviewer", Scope: sessions.ScopeThread, Thread: "t-1"}
+	c, err := sessions.Begin(ctx, store, &sessions.Config{Scope: sessions.ScopeThread, Agent: "reviewer"}, key,
+		[]events.Message{{Role: events.RoleUser, Content: "meanwhile"}}, sessions.Run{RunID: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Recall(ctx, nil, func(events.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Keep(ctx, []events.Message{{Role: events.RoleAssistant, Content: "ok"}}, nil, func(events.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+
+	resumed := &events.Recorder{}
+	r = StartChain(ctx, orch, s.Message(), ChainRunOptions{Sink: resumed, Resume: s})
+	waitDone(t, r)
+	var subErr *events.Event
+	for _, e := range resumed.Events() {
+		if e.Type == events.SubagentError {
+			subErr = &e
+		}
+	}
+	if subErr == nil || subErr.Code != agent.CodeSession || !strings.Contains(subErr.Message, "changed while the run was paused") {
+		t.Fatalf("the resumed sub-agent did not end with its error: %+v\n%v", subErr, resumed.Types())
+	}
+	if ends := r.Ends(); len(ends) != 1 || !strings.Contains(ends[0].Msg.GetData(), "the reviewer failed: Error (execution_failed)") {
+		t.Errorf("the caller's answer: %+v", ends)
+	}
 }

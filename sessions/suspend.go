@@ -45,7 +45,7 @@ func Resume(ctx context.Context, store Store, cfg *Config, snap *Snapshot, run R
 	rec, err := store.Get(ctx, id)
 	switch {
 	case errors.Is(err, ErrNotFound) && snap.Version == 0:
-		rec = NewRecord(snap.Key)
+		rec, err = NewRecord(snap.Key), nil
 	case errors.Is(err, ErrNotFound):
 		err = ErrMoved
 	case err == nil && rec.Version != snap.Version:

@@ -28,7 +28,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
-	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it)")
+	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it, paused runs state.db)")
 	sessionStore := fs.String("session-store", "bolt", "where agents' sessions are kept: bolt (DATA/sessions.db), bolt:PATH, memory, or redis://host:port/db (shared by several servers)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
@@ -124,8 +124,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeAudit()
 	cfg := server.WithGovernance(server.NewConfig(g), gov)
 	components.RegisterSessions(&cfg, sess)
+	checkpoints, replica, closePaused, err := pausedRuns(ctx, *sessionStore, *data)
+	if err != nil {
+		return err
+	}
+	// Deferred before the store's Close, so it runs after it.
+	defer closePaused()
 	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
-		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage})
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage, Checkpoints: checkpoints, Replica: replica})
 	defer store.Close()
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)
@@ -196,7 +202,9 @@ func addrName(addr string) []string {
 
 // shutdown stops accepting requests, lets the runs in progress finish for
 // grace, then cancels those left (each ends with its terminal event,
-// outcome cancelled) and waits for their streams to close.
+// outcome cancelled) and waits for their streams to close. Paused runs are
+// not in progress: they are checkpoints already, and the next process on
+// the same --data (or any replica of a fleet) resumes them.
 func shutdown(srv *http.Server, store *server.Store, logger *slog.Logger, grace time.Duration) error {
 	n := store.Runs().Active()
 	logger.Info("shutting down", "runs in progress", n, "grace", grace)
