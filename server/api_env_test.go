@@ -39,6 +39,7 @@ const (
 	promptExact  = "You are the exact-approval agent."
 	promptDouble = "You are the double agent."
 	promptRepeat = "You are the repeating agent."
+	promptAgain  = "You are the again agent."
 )
 
 func apiScript() llmtest.Script {
@@ -84,6 +85,13 @@ func apiScript() llmtest.Script {
 		})},
 		llmtest.Rule{Match: llmtest.SystemContains(promptRepeat), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
 			keys := []string{"A-1", "A-1", "B-2"}
+			if n := r.Turn(); n < len(keys) {
+				return llmtest.Calls(llmtest.Call("lookup", `{"key":"`+keys[n]+`"}`))
+			}
+			return llmtest.Reply("last: " + r.ToolResults()[0].Content)
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains(promptAgain), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			keys := []string{"A-1", "B-2", "A-1"}
 			if n := r.Turn(); n < len(keys) {
 				return llmtest.Calls(llmtest.Call("lookup", `{"key":"`+keys[n]+`"}`))
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/internal/aguicheck"
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/internal/redistest"
 )
 
 const (
@@ -227,6 +228,36 @@ func TestPausedRunSurvivesARestart(t *testing.T) {
 			t.Errorf("the sub-agent did not go on in the resumed run: %v", resumed)
 		}
 	})
+}
+
+// Two replicas on one Redis: a run paused on one is listed and answered on
+// the other, which goes on with it; a second answer, on the first, gets
+// 409.
+func TestPausedRunAnsweredOnAnotherReplica(t *testing.T) {
+	bin := buildBinary(t)
+	llm := llmtest.NewServer(t, pauseScript())
+	chains := pauseChains(t)
+	rs := redistest.Start(t)
+	a := startServer(t, bin, llm.URL, "--chains", chains, "--data", t.TempDir(), "--session-store", rs.URL)
+	b := startServer(t, bin, llm.URL, "--chains", chains, "--data", t.TempDir(), "--session-store", rs.URL)
+	paused := a.stream("/api/v1/chains/lead/agui", map[string]any{"threadId": "t-f", "runId": "r-f1",
+		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "delegate it"}}})
+	id := interruptOf(t, paused)
+	var list []map[string]any
+	b.get("/api/v1/runs", &list)
+	if len(list) != 1 || list[0]["runId"] != "r-f1" || list[0]["status"] != "waiting" {
+		t.Fatalf("b's runs: %v", list)
+	}
+	answer := []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"approved": true}}}
+	resumed := b.stream("/api/v1/chains/lead/agui", map[string]any{"threadId": "t-f", "runId": "r-f2", "resume": answer,
+		"messages": []any{map[string]any{"id": "u1", "role": "user", "content": "delegate it"}}})
+	if last := resumed[len(resumed)-1]; last["type"] != "RUN_FINISHED" || last["result"] != `Done: Result: {"found":"A-1"}` {
+		t.Fatalf("the run resumed on b: %v", resumed)
+	}
+	again := a.post("/api/v1/runs/r-f1/resume", map[string]any{"resume": answer})
+	if e, _ := again["error"].(string); !strings.Contains(e, "not open") {
+		t.Errorf("a second answer on a: %v", again)
+	}
 }
 
 func toJSON(v any) string {
