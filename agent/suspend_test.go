@@ -169,3 +169,48 @@ func comparable(evs []events.Event, parallel bool) []string {
 	}
 	return out
 }
+
+// A suspension that does not hold together is refused when resumed, with
+// a run error in the run's stream (it is open where the run paused): the
+// turn's calls must be those of its last message, each with at most one
+// outcome, at least one waiting.
+func TestSuspensionCheck(t *testing.T) {
+	h := newHarness(t, llmtest.Always(llmtest.Calls(llmtest.Call("add", `{"a":1,"b":2}`), llmtest.Call("add", `{"a":3,"b":4}`))))
+	h.tools = []string{"add"}
+	h.cfg.ParallelToolCalls = false
+	h.cfg.Approval = &tools.ApprovalPolicy{Tools: []string{"add"}}
+	a := h.agent()
+	in := Input{Messages: []events.Message{{Role: events.RoleUser, Content: "add"}}, RunID: "run-1", ThreadID: "t"}
+	_, err := a.Run(tools.WithApprover(context.Background(), &pausingApprover{}), in, events.Discard)
+	var se *SuspendedError
+	if !errors.As(err, &se) {
+		t.Fatalf("no suspension: %v", err)
+	}
+	good, _ := json.Marshal(se.Suspension)
+	for name, spoil := range map[string]func(s *Suspension){
+		"no conversation":         func(s *Suspension) { s.Messages = nil },
+		"no run id":               func(s *Suspension) { s.RunID = "" },
+		"a call of another turn":  func(s *Suspension) { s.Calls[0].Call.ID = "other" },
+		"a call missing":          func(s *Suspension) { s.Calls = s.Calls[:1] },
+		"nothing waits":           func(s *Suspension) { s.Calls[0].Paused = nil },
+		"a result and a wait":     func(s *Suspension) { s.Calls[0].Result = &events.Message{Role: events.RoleTool} },
+		"a wait for nothing":      func(s *Suspension) { s.Calls[0].Paused.InterruptID = "" },
+		"firstNew past the end":   func(s *Suspension) { s.FirstNew = len(s.Messages) + 1 },
+		"no outcome, none before": func(s *Suspension) { s.Calls[0], s.Calls[1] = s.Calls[1], s.Calls[0] },
+	} {
+		var s Suspension
+		_ = json.Unmarshal(good, &s)
+		spoil(&s)
+		var rec events.Recorder
+		_, err := a.Resume(context.Background(), in, &s, &rec)
+		var re *RunError
+		if !errors.As(err, &re) || re.Code != CodeInternal || len(rec.Types()) != 1 || rec.Types()[0] != events.RunError {
+			t.Errorf("%s: %v, events %v", name, err, rec.Types())
+		}
+	}
+	var s Suspension
+	_ = json.Unmarshal(good, &s)
+	if err := s.Check(); err != nil {
+		t.Errorf("the suspension as made: %v", err)
+	}
+}
