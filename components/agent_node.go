@@ -22,7 +22,6 @@ import (
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/events"
-	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/chaintool"
 	mcptool "github.com/ruleagent/ruleagent/tools/mcp"
@@ -241,19 +240,8 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	// A resumed chain run enters at this node with its suspension: the
 	// run goes on from it instead of starting.
 	resume := takeResume(goctx, n.chainID, n.nodeID)
-	var conv *sessions.Conversation
-	var llm *agent.Client
-	if resume != nil {
-		conv, llm, err = n.resumeSession(goctx, resume.Session, in.RunID)
-	} else {
-		conv, llm, err = n.beginSession(goctx, md, messages, in.RunID)
-	}
+	conv, llm, err := n.openSession(goctx, resume, md, messages, in.RunID, sink)
 	if err != nil {
-		if resume != nil {
-			// The paused run's stream is open (a sub-agent's, opened again
-			// by the resumed run): it ends with the error.
-			failResumed(sink, resume, n.scrubber.Scrub(err.Error()), err)
-		}
 		t.failure(msg, err)
 		return
 	}
@@ -261,12 +249,7 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 		defer conv.Release()
 		in.Memory, in.LLM = conv, llm
 	}
-	var out *agent.Output
-	if resume != nil {
-		out, err = n.agent.Resume(goctx, in, resume.Agent, sink)
-	} else {
-		out, err = n.agent.Run(goctx, in, sink)
-	}
+	out, err := n.runOrResume(goctx, in, resume, sink)
 	if se := (*agent.SuspendedError)(nil); errors.As(err, &se) && n.suspend(ctx, goctx, msg, se, conv) {
 		t.done = true
 		return

@@ -214,6 +214,30 @@ func chainPause(s *Suspension) error {
 	return &tools.PauseError{Chain: &tools.ChainPause{RunID: s.Agent.RunID, State: b}}
 }
 
+// openSession begins the run's hold on its session, or takes a paused
+// run's again (nil without one). A paused run that cannot have its session
+// back ends its open stream (a sub-agent's, opened again by the resumed
+// run) with the error.
+func (n *AgentNode) openSession(ctx context.Context, resume *Suspension, md map[string]string, msgs []events.Message, runID string,
+	sink events.Sink) (*sessions.Conversation, *agent.Client, error) {
+	if resume == nil {
+		return n.beginSession(ctx, md, msgs, runID)
+	}
+	conv, llm, err := n.resumeSession(ctx, resume.Session, runID)
+	if err != nil {
+		failResumed(sink, resume, n.scrubber.Scrub(err.Error()), err)
+	}
+	return conv, llm, err
+}
+
+// runOrResume runs the agent on in, or resumes its paused run.
+func (n *AgentNode) runOrResume(ctx context.Context, in agent.Input, resume *Suspension, sink events.Sink) (*agent.Output, error) {
+	if resume != nil {
+		return n.agent.Resume(ctx, in, resume.Agent, sink)
+	}
+	return n.agent.Run(ctx, in, sink)
+}
+
 // failResumed ends a resumed run that could not go on with its error.
 func failResumed(sink events.Sink, s *Suspension, message string, err error) {
 	code := agent.CodeInternal

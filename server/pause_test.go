@@ -6,9 +6,12 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/rulego/rulego"
+	"github.com/rulego/rulego/api/types"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ruleagent/ruleagent/internal/aguicheck"
@@ -235,5 +238,78 @@ func TestExpiryOfARunPausedByTheProcessBefore(t *testing.T) {
 			t.Fatal("the next process did not go on with the expired run")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// probeNode records, each time it runs, whether the paused run of its
+// message's parent run was still kept: an approved call must run only
+// once its pause is gone.
+type probeNode struct{}
+
+var probes = struct {
+	sync.Mutex
+	store *Store
+	runs  []bool // each run: the pause was gone
+}{}
+
+func (*probeNode) Type() string                                 { return "test/probe" }
+func (*probeNode) New() types.Node                              { return &probeNode{} }
+func (*probeNode) Init(types.Config, types.Configuration) error { return nil }
+func (*probeNode) Destroy()                                     {}
+func (*probeNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
+	probes.Lock()
+	_, err := probes.store.checkpoints.Load(context.Background(), msg.Metadata.GetValue("parentRunId"))
+	probes.runs = append(probes.runs, errors.Is(err, checkpoint.ErrNotFound))
+	probes.Unlock()
+	ctx.TellSuccess(msg)
+}
+
+func init() { _ = rulego.Registry.Register(&probeNode{}) }
+
+// An approved call runs once, and only after its paused run was taken
+// away for good: of answers sent at once, one goes on with the run; none
+// of the others, nor a replay, can run the call again.
+func TestApprovedCallRunsOnceAfterItsPauseIsGone(t *testing.T) {
+	e := newAPIEnv(t, Options{})
+	probes.Lock()
+	probes.store, probes.runs = e.store, nil
+	probes.Unlock()
+	probe := `{"ruleChain": {"id": "probe", "name": "Probe"}, "metadata": {"firstNodeIndex": 0, "connections": [],
+		"nodes": [{"id": "p", "type": "test/probe", "name": "Probe"}]}}`
+	guarded := chainDSL("guarded-probe", "Guarded probe", nil, agentNode(promptGuard, map[string]any{
+		"approval": map[string]any{"tools": []any{"lookup"}},
+		"tools": []any{map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "probe",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string"}}}}}}))
+	for id, dsl := range map[string]string{"probe": probe, "guarded-probe": guarded} {
+		if code, body, _ := e.do("PUT", "/api/v1/chains/"+id, dsl); code != 200 {
+			t.Fatalf("deploy %s: %d %s", id, code, body)
+		}
+	}
+	code, body, _ := e.do("POST", "/api/v1/chains/guarded-probe/run", map[string]any{"input": "lookup it", "runId": "run-probe"})
+	var ans runAnswer
+	if code != 200 || json.Unmarshal(body, &ans) != nil || ans.Outcome != "interrupt" {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	answer := map[string]any{"resume": []any{map[string]any{"interruptId": ans.Interrupts[0].ID, "status": "resolved",
+		"payload": map[string]any{"approved": true}}}}
+	var wg sync.WaitGroup
+	codes := make([]int, 5)
+	for i := range codes {
+		wg.Go(func() { codes[i], _, _ = e.do("POST", "/api/v1/runs/run-probe/resume", answer) })
+	}
+	wg.Wait()
+	if code, _, _ := e.do("POST", "/api/v1/runs/run-probe/resume", answer); code != 409 {
+		t.Errorf("a replay: %d", code)
+	}
+	won := 0
+	for _, c := range codes {
+		if c == 200 {
+			won++
+		}
+	}
+	probes.Lock()
+	defer probes.Unlock()
+	if won != 1 || len(probes.runs) != 1 || !probes.runs[0] {
+		t.Fatalf("answers %v; the call ran %d times (its pause gone each time: %v)", codes, len(probes.runs), probes.runs)
 	}
 }
