@@ -108,7 +108,7 @@ func pausedBy(err error, args json.RawMessage, rewritten bool, appr *audit.Decis
 func (s *Set) Resume(ctx context.Context, r *Run, c Call, pz Paused) Outcome {
 	start := time.Now()
 	e := s.Lookup(c.Name)
-	meta := events.Meta{ArgsRewritten: pz.ArgsRewritten}
+	meta := events.Meta{ArgsRewritten: pz.ArgsRewritten, ChainID: r.Point.ChainID, NodeID: r.Point.NodeID}
 	if e != nil {
 		meta.ToolType, meta.TargetID = e.Type, e.TargetID
 	}
