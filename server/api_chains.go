@@ -41,6 +41,9 @@ func (a chainsAPI) get(w http.ResponseWriter, r *http.Request) {
 
 // put answers PUT /api/v1/chains/{id}: validate, deploy, save.
 func (a chainsAPI) put(w http.ResponseWriter, r *http.Request) {
+	if !operatorOnly(w, r, "deploying a chain") {
+		return
+	}
 	id := r.PathValue("id")
 	if !fileSafeID(id) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: "invalid chain id " + quote(id),
@@ -71,6 +74,9 @@ func (a chainsAPI) put(w http.ResponseWriter, r *http.Request) {
 
 // del answers DELETE /api/v1/chains/{id}.
 func (a chainsAPI) del(w http.ResponseWriter, r *http.Request) {
+	if !operatorOnly(w, r, "deleting a chain") {
+		return
+	}
 	err := a.s.Delete(r.PathValue("id"))
 	switch {
 	case errors.Is(err, ErrReadOnly):

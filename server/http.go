@@ -44,6 +44,10 @@ type Options struct {
 	// MaxQueuedBytes behind (SSE); sse's defaults for zero fields. A run
 	// never waits for its client.
 	StreamLimits sse.Limits
+	// DiscoverTimeout bounds POST /api/v1/tools/mcp/discover: how long a
+	// server gets to start and list its tools; DefaultDiscoverTimeout when
+	// zero.
+	DiscoverTimeout time.Duration
 	// MaxBodyBytes bounds request bodies; DefaultMaxBody when zero.
 	MaxBodyBytes int64
 	// Heartbeat is the quiet time after which an event stream gets a
@@ -82,6 +86,9 @@ func (o *Options) defaults() {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = sse.DefaultHeartbeat
+	}
+	if o.DiscoverTimeout <= 0 {
+		o.DiscoverTimeout = DefaultDiscoverTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

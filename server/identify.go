@@ -50,9 +50,28 @@ func bearerOf(r *http.Request) string {
 	return cred
 }
 
-// keysAPI serves /api/v1/keys: the operator (the --token) creates, lists
-// and revokes per-user API keys of a running server (ruleagent keys
-// --server). Nobody else may: a key minted by a user could name any user.
+// operatorOnly answers 403 unless the caller administers the server: the
+// operator's --token, a credential granted the operator role, or any
+// caller of a server that verifies nobody (identity.Principal.Operator).
+// what names the refused action. It reports whether the request may go
+// on.
+func operatorOnly(w http.ResponseWriter, r *http.Request, what string) bool {
+	err := identity.RequireOperator(identity.From(r.Context()), what)
+	if err == nil {
+		return true
+	}
+	if isOpenAIPath(r.URL.Path) {
+		writeOpenAIError(w, http.StatusForbidden, err.Error(), "invalid_request_error", "operator_only")
+		return false
+	}
+	writeError(w, http.StatusForbidden, err.Error())
+	return false
+}
+
+// keysAPI serves /api/v1/keys: operators (the --token, a credential
+// granted the operator role) create, list and revoke per-user API keys of
+// a running server (ruleagent keys --server). Nobody else may: a key
+// minted by a user could name any user.
 type keysAPI struct{ keys sessions.KeyStore }
 
 func (a keysAPI) register(add func(string, http.HandlerFunc)) {
@@ -63,24 +82,25 @@ func (a keysAPI) register(add func(string, http.HandlerFunc)) {
 
 func (a keysAPI) operator(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if identity.From(r.Context()).Method != identity.MethodToken {
-			writeError(w, http.StatusForbidden, "API keys are managed by the operator only: send the server's --token (or stop the server and use ruleagent keys --data)")
-			return
+		if operatorOnly(w, r, "managing API keys") {
+			h(w, r)
 		}
-		h(w, r)
 	}
 }
 
 // keyEntry is a key in lists: never its hash.
 type keyEntry struct {
-	ID      string    `json:"id"`
-	User    string    `json:"user"`
-	Name    string    `json:"name,omitempty"`
-	Created time.Time `json:"created"`
+	ID       string    `json:"id"`
+	User     string    `json:"user"`
+	Name     string    `json:"name,omitempty"`
+	Role     string    `json:"role,omitempty"`
+	Created  time.Time `json:"created"`
+	Expires  time.Time `json:"expires,omitzero"`
+	LastUsed time.Time `json:"lastUsed,omitzero"`
 }
 
 func entryOf(k sessions.APIKey) keyEntry {
-	return keyEntry{ID: k.ID, User: k.User, Name: k.Name, Created: k.Created}
+	return keyEntry{ID: k.ID, User: k.User, Name: k.Name, Role: k.Role, Created: k.Created, Expires: k.Expires, LastUsed: k.LastUsed}
 }
 
 func (a keysAPI) list(w http.ResponseWriter, r *http.Request) {
@@ -96,17 +116,19 @@ func (a keysAPI) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// create answers POST /api/v1/keys {"user", "name"} with the new key: the
-// only time it is shown.
+// create answers POST /api/v1/keys {"user", "name", "role", "expires"}
+// with the new key: the only time it is shown.
 func (a keysAPI) create(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		User string `json:"user"`
-		Name string `json:"name"`
+		User    string    `json:"user"`
+		Name    string    `json:"name"`
+		Role    string    `json:"role"`
+		Expires time.Time `json:"expires"`
 	}
 	if !readJSON(w, r, &body) {
 		return
 	}
-	key, rec, err := identity.NewKey(body.User, body.Name, time.Now())
+	key, rec, err := identity.IssueKey(identity.KeySpec{User: body.User, Name: body.Name, Role: body.Role, Expires: body.Expires}, time.Now())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/ruleagent/ruleagent/server/identity"
 )
 
 // catalogEntry is one chain in list_rule_chains: its catalog entry and, when
@@ -64,6 +66,12 @@ func (c *chainTools) getChain(args json.RawMessage) toolOutcome {
 }
 
 func (c *chainTools) saveChain(ctx context.Context, args json.RawMessage) toolOutcome {
+	// Deploying is an operator's action, whether the caller is an MCP
+	// client or an agent running for one (its call through "self"
+	// carries its caller).
+	if err := identity.RequireOperator(identity.From(ctx), "deploying a chain (save_rule_chain)"); err != nil {
+		return errorOutcome(err.Error())
+	}
 	var in struct {
 		ID  string          `json:"id"`
 		DSL json.RawMessage `json:"dsl"`

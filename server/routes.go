@@ -42,7 +42,7 @@ func (o Options) routes() map[string]http.Handler {
 	add("GET /api/v1/runs", run.list)
 	add("POST /api/v1/runs/{runId}/cancel", run.cancel)
 	add("POST /api/v1/runs/{runId}/resume", run.resume)
-	add("POST /api/v1/tools/mcp/discover", s.discoverMCP)
+	add("POST /api/v1/tools/mcp/discover", discoverAPI{s: s, timeout: o.DiscoverTimeout}.discover)
 	add("POST /v1/chat/completions", oai.chat)
 	add("GET /v1/models", oai.models)
 	add("GET /v1/models/{model}", oai.model)
@@ -52,7 +52,13 @@ func (o Options) routes() map[string]http.Handler {
 		keysAPI{keys: o.Keys}.register(add)
 	}
 	g := o.guard()
-	routes["GET /api/v1/ws"] = s.live.Handler(func(r *http.Request) bool { return g.checkOrigin(r) == nil })
+	// The live trace shows every run: an operator's view.
+	live := s.live.Handler(func(r *http.Request) bool { return g.checkOrigin(r) == nil })
+	routes["GET /api/v1/ws"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if operatorOnly(w, r, "watching every run's live trace (/api/v1/ws)") {
+			live.ServeHTTP(w, r)
+		}
+	})
 	return routes
 }
 

@@ -77,8 +77,8 @@ func (a usageAPI) get(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// A verified caller sees its own usage only.
-	if p := identity.From(r.Context()); p.Verified() {
+	// A verified user sees its own usage only; operators everyone's.
+	if p := identity.From(r.Context()); !p.Operator() {
 		if q.UserID != "" && q.UserID != p.User {
 			writeError(w, http.StatusForbidden, ErrNotYours.Error()+": a caller sees only its own usage")
 			return

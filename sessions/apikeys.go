@@ -25,6 +25,14 @@ type APIKey struct {
 	// Hash is the SHA-256 of the key's secret part, hex-encoded.
 	Hash    string    `json:"hash"`
 	Created time.Time `json:"created"`
+	// Role is what the key grants beyond its user's own runs ("operator",
+	// or none).
+	Role string `json:"role,omitempty"`
+	// Expires is when the key stops working (zero: never).
+	Expires time.Time `json:"expires,omitzero"`
+	// LastUsed is when a request last came with the key, to the minute
+	// (see TouchKey); zero when never.
+	LastUsed time.Time `json:"lastUsed,omitzero"`
 }
 
 // KeyStore keeps API keys: the embedded stores keep them beside the
@@ -38,6 +46,9 @@ type KeyStore interface {
 	ListKeys(ctx context.Context) ([]APIKey, error)
 	// DeleteKey removes the key with id (revokes it), or says ErrNoKey.
 	DeleteKey(ctx context.Context, id string) error
+	// TouchKey records that the key with id was used at t, or says
+	// ErrNoKey; it never brings back a revoked key.
+	TouchKey(ctx context.Context, id string, t time.Time) error
 }
 
 // ErrNoKey: no API key has this id (never made, or revoked).
@@ -125,10 +136,55 @@ func (s *Bolt) DeleteKey(_ context.Context, id string) error {
 	}))
 }
 
+// TouchKey implements KeyStore.
+func (s *Bolt) TouchKey(_ context.Context, id string, t time.Time) error {
+	return s.err(s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketKeys)
+		if b == nil {
+			return ErrNoKey
+		}
+		v := b.Get([]byte(id))
+		if v == nil {
+			return ErrNoKey
+		}
+		var k APIKey
+		if err := json.Unmarshal(v, &k); err != nil {
+			return err
+		}
+		k.LastUsed = t
+		nv, err := json.Marshal(k)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(id), nv)
+	}))
+}
+
 // The Redis layout: PREFIX apikey:ID holds the key's JSON, PREFIX apikeys
-// the set of ids.
+// the set of ids, PREFIX apikeys:used each key's last use (Unix
+// milliseconds by id), kept apart so that a use never rewrites the key.
 func (s *Redis) apiKeyKey(id string) string { return s.prefix + "apikey:" + id }
 func (s *Redis) apiKeysKey() string         { return s.prefix + "apikeys" }
+func (s *Redis) apiKeysUsedKey() string     { return s.prefix + "apikeys:used" }
+
+// touchScript records a key's last use only while the key exists, so
+// that a use racing its revocation leaves nothing behind.
+var touchScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1`)
+
+// TouchKey implements KeyStore.
+func (s *Redis) TouchKey(ctx context.Context, id string, t time.Time) error {
+	n, err := touchScript.Run(ctx, s.rdb, []string{s.apiKeyKey(id), s.apiKeysUsedKey()}, id, t.UnixMilli()).Int()
+	if err != nil {
+		return s.err(err)
+	}
+	if n == 0 {
+		return ErrNoKey
+	}
+	return nil
+}
 
 // PutKey implements KeyStore.
 func (s *Redis) PutKey(ctx context.Context, k APIKey) error {
@@ -147,14 +203,30 @@ func (s *Redis) PutKey(ctx context.Context, k APIKey) error {
 // GetKey implements KeyStore.
 func (s *Redis) GetKey(ctx context.Context, id string) (APIKey, error) {
 	var k APIKey
-	b, err := s.rdb.Get(ctx, s.apiKeyKey(id)).Bytes()
-	if errors.Is(err, redis.Nil) {
+	var get *redis.StringCmd
+	var used *redis.StringCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, s.apiKeyKey(id))
+		used = p.HGet(ctx, s.apiKeysUsedKey(), id)
+		return nil
+	})
+	b, gerr := get.Bytes()
+	if errors.Is(gerr, redis.Nil) {
 		return k, ErrNoKey
 	}
-	if err != nil {
+	if gerr != nil {
+		return k, s.err(gerr)
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return k, s.err(err)
 	}
-	return k, json.Unmarshal(b, &k)
+	if err := json.Unmarshal(b, &k); err != nil {
+		return k, err
+	}
+	if ms, err := used.Int64(); err == nil {
+		k.LastUsed = time.UnixMilli(ms).UTC()
+	}
+	return k, nil
 }
 
 // ListKeys implements KeyStore.
@@ -183,6 +255,7 @@ func (s *Redis) DeleteKey(ctx context.Context, id string) error {
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		del = p.Del(ctx, s.apiKeyKey(id))
 		p.SRem(ctx, s.apiKeysKey(), id)
+		p.HDel(ctx, s.apiKeysUsedKey(), id)
 		return nil
 	})
 	if err != nil {
@@ -231,6 +304,19 @@ func (m *Memory) ListKeys(_ context.Context) ([]APIKey, error) {
 		out = append(out, k)
 	}
 	return sortKeys(out), nil
+}
+
+// TouchKey implements KeyStore.
+func (m *Memory) TouchKey(_ context.Context, id string, t time.Time) error {
+	m.apiKeys.mu.Lock()
+	defer m.apiKeys.mu.Unlock()
+	k, ok := m.apiKeys.keys[id]
+	if !ok {
+		return ErrNoKey
+	}
+	k.LastUsed = t
+	m.apiKeys.keys[id] = k
+	return nil
 }
 
 // DeleteKey implements KeyStore.

@@ -21,7 +21,7 @@ func TestKeyStoreContract(t *testing.T) {
 				t.Fatalf("empty list: %v %v", list, err)
 			}
 			t0 := time.Unix(1_800_000_000, 0).UTC()
-			a := APIKey{ID: "k1", User: "alice", Name: "laptop", Hash: "aa", Created: t0.Add(time.Second)}
+			a := APIKey{ID: "k1", User: "alice", Name: "laptop", Hash: "aa", Created: t0.Add(time.Second), Role: "operator", Expires: t0.Add(time.Hour)}
 			b := APIKey{ID: "k2", User: "bob", Hash: "bb", Created: t0}
 			for _, k := range []APIKey{a, b} {
 				if err := ks.PutKey(ctx, k); err != nil {
@@ -34,8 +34,25 @@ func TestKeyStoreContract(t *testing.T) {
 			if list, err := ks.ListKeys(ctx); err != nil || len(list) != 2 || list[0] != b || list[1] != a {
 				t.Fatalf("list: %+v %v", list, err)
 			}
+			// A use is recorded on the key, and never rewrites the rest.
+			used := t0.Add(time.Minute)
+			if err := ks.TouchKey(ctx, "k1", used); err != nil {
+				t.Fatal(err)
+			}
+			want := a
+			want.LastUsed = used
+			if got, err := ks.GetKey(ctx, "k1"); err != nil || got != want {
+				t.Fatalf("after a use: %+v %v", got, err)
+			}
+			if list, err := ks.ListKeys(ctx); err != nil || len(list) != 2 || list[1] != want {
+				t.Fatalf("list after a use: %+v %v", list, err)
+			}
 			if err := ks.DeleteKey(ctx, "k1"); err != nil {
 				t.Fatal(err)
+			}
+			// A use racing the revocation brings nothing back.
+			if err := ks.TouchKey(ctx, "k1", used); !errors.Is(err, ErrNoKey) {
+				t.Fatalf("touching a revoked key: %v", err)
 			}
 			if err := ks.DeleteKey(ctx, "k1"); !errors.Is(err, ErrNoKey) {
 				t.Fatalf("second delete: %v", err)

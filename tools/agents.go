@@ -46,3 +46,17 @@ func WithAgentsOf(ctx, from context.Context) context.Context {
 	}
 	return ctx
 }
+
+type onBehalfKey struct{}
+
+// WithOnBehalfOf returns ctx recording whom the calls made within it act
+// for: a host's verified caller (for ruleagent's server, an
+// identity.Principal), opaque to tools. In-process hops that start from a
+// context of their own (the self MCP transport) keep it, so that what an
+// agent does through them is judged as its caller's doing.
+func WithOnBehalfOf(ctx context.Context, who any) context.Context {
+	return context.WithValue(ctx, onBehalfKey{}, who)
+}
+
+// OnBehalfOf returns what WithOnBehalfOf recorded in ctx, or nil.
+func OnBehalfOf(ctx context.Context) any { return ctx.Value(onBehalfKey{}) }

@@ -20,7 +20,9 @@ type identityFlags struct {
 	jwtAudience string
 	jwtJWKS     string
 	jwtClaim    string
+	jwtRole     string
 	proxyHeader string
+	proxyRole   string
 	proxies     listFlag
 }
 
@@ -30,7 +32,9 @@ func (f *identityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.jwtAudience, "jwt-audience", os.Getenv("RULEAGENT_JWT_AUDIENCE"), "--auth jwt: the audience the token must name, this server (RULEAGENT_JWT_AUDIENCE)")
 	fs.StringVar(&f.jwtJWKS, "jwt-jwks", os.Getenv("RULEAGENT_JWT_JWKS"), "--auth jwt: the provider's JWKS URL; default: discovered from the issuer's /.well-known/openid-configuration (RULEAGENT_JWT_JWKS)")
 	fs.StringVar(&f.jwtClaim, "jwt-user-claim", envOr("RULEAGENT_JWT_USER_CLAIM", "sub"), "--auth jwt: the claim that holds the user id (RULEAGENT_JWT_USER_CLAIM)")
+	fs.StringVar(&f.jwtRole, "jwt-role-claim", os.Getenv("RULEAGENT_JWT_ROLE_CLAIM"), "--auth jwt: the claim that grants roles (an array, or values separated by spaces or commas); "+identity.OperatorClaim+" among them grants the operator role (RULEAGENT_JWT_ROLE_CLAIM); none by default")
 	fs.StringVar(&f.proxyHeader, "proxy-user-header", envOr("RULEAGENT_PROXY_USER_HEADER", "X-Forwarded-User"), "--auth proxy: the header the proxy names the user in (RULEAGENT_PROXY_USER_HEADER)")
+	fs.StringVar(&f.proxyRole, "proxy-role-header", os.Getenv("RULEAGENT_PROXY_ROLE_HEADER"), "--auth proxy: the header the proxy grants roles in (values separated by commas or spaces); "+identity.OperatorClaim+" among them grants the operator role (RULEAGENT_PROXY_ROLE_HEADER); none by default")
 	if v := os.Getenv("RULEAGENT_TRUSTED_PROXIES"); v != "" {
 		_ = f.proxies.Set(v)
 	}
@@ -55,8 +59,8 @@ func (f *identityFlags) verifier(sess sessions.Store) (*identity.Verifier, error
 		return nil, nil
 	}
 	cfg := identity.Config{Methods: methods,
-		JWT:   identity.JWTConfig{Issuer: f.jwtIssuer, Audience: f.jwtAudience, JWKSURL: f.jwtJWKS, UserClaim: f.jwtClaim},
-		Proxy: identity.ProxyConfig{Header: f.proxyHeader}}
+		JWT:   identity.JWTConfig{Issuer: f.jwtIssuer, Audience: f.jwtAudience, JWKSURL: f.jwtJWKS, UserClaim: f.jwtClaim, RoleClaim: f.jwtRole},
+		Proxy: identity.ProxyConfig{Header: f.proxyHeader, RoleHeader: f.proxyRole}}
 	if ks, ok := sess.(sessions.KeyStore); ok {
 		cfg.Keys = ks
 	}
@@ -82,9 +86,17 @@ func identityBanner(w io.Writer, v *identity.Verifier, f *identityFlags) {
 		case identity.MethodKey:
 			ways = append(ways, "API keys (ruleagent keys)")
 		case identity.MethodJWT:
-			ways = append(ways, "JWTs from "+f.jwtIssuer)
+			w := "JWTs from " + f.jwtIssuer
+			if f.jwtRole != "" {
+				w += " (operators by their " + f.jwtRole + " claim)"
+			}
+			ways = append(ways, w)
 		case identity.MethodProxy:
-			ways = append(ways, f.proxyHeader+" from "+f.proxies.String())
+			w := f.proxyHeader + " from " + f.proxies.String()
+			if f.proxyRole != "" {
+				w += " (operators by " + f.proxyRole + ")"
+			}
+			ways = append(ways, w)
 		}
 	}
 	fmt.Fprintf(w, "  identity: verified by %s\n", strings.Join(ways, ", "))

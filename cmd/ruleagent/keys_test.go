@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // keysCmd runs `ruleagent keys ...` in the test.
@@ -143,5 +144,62 @@ func TestKeysCommandAndServeAuthKeys(t *testing.T) {
 	}
 	if code, _, stderr := keysCmd(t, "revoke", keys[1].ID, "--data", data); code == 0 || !strings.Contains(stderr, "no such API key") {
 		t.Fatalf("revoke twice: %d %s", code, stderr)
+	}
+}
+
+// A key may grant the operator role and expire: `keys create --role
+// operator --expires 30d` makes one that manages keys through the server
+// like --token; `keys list` shows each key's role, expiry and last use; a
+// key past its expiry is refused with 401 saying so.
+func TestKeysRoleExpiryAndLastUse(t *testing.T) {
+	data := t.TempDir()
+	code, ops, stderr := keysCmd(t, "create", "--user", "ops", "--role", "operator", "--expires", "30d", "--data", data)
+	if code != 0 || !strings.Contains(stderr, "role operator, expires ") {
+		t.Fatalf("create an operator key: %d %q %s", code, ops, stderr)
+	}
+	_, brief, stderr := keysCmd(t, "create", "--user", "temp", "--expires", "1s", "--data", data)
+	if !strings.HasPrefix(brief, "rak_") {
+		t.Fatalf("create a brief key: %s", stderr)
+	}
+	for _, bad := range [][]string{{"--role", "admin"}, {"--expires", "soon"}, {"--expires", "2001-01-01"}} {
+		if code, _, stderr := keysCmd(t, append([]string{"create", "--user", "x", "--data", data}, bad...)...); code == 0 {
+			t.Fatalf("create %v: accepted: %s", bad, stderr)
+		}
+	}
+	code, list, _ := keysCmd(t, "list", "--data", data)
+	if code != 0 || !strings.Contains(list, "ROLE") || !strings.Contains(list, "EXPIRES") || !strings.Contains(list, "LAST USED") ||
+		!strings.Contains(list, "operator") || !strings.Contains(list, "never") {
+		t.Fatalf("list: %d %s", code, list)
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	addr, _, logs, exit := serve(t, ctx, "--auth", "keys", "--chains", whoamiChains(t), "--data", data)
+	if code, user := whoami(t, addr, ops, nil); code != 200 || user != `{"user":"ops"}` {
+		t.Fatalf("ops' key: %d %s", code, user)
+	}
+	// The operator-role key manages keys through the server.
+	code, list, stderr = keysCmd(t, "list", "--json", "--server", addr, "--token", ops)
+	var keys []struct {
+		User, Role        string
+		Expires, LastUsed string
+	}
+	if code != 0 || json.Unmarshal([]byte(list), &keys) != nil || len(keys) != 2 {
+		t.Fatalf("list through the server with the operator key: %d %s %s", code, list, stderr)
+	}
+	for _, k := range keys {
+		if k.User == "ops" && (k.Role != "operator" || k.Expires == "" || k.LastUsed == "") {
+			t.Fatalf("ops' key: %+v", k)
+		}
+		if k.User == "temp" && k.LastUsed != "" {
+			t.Fatalf("temp's key was never used: %+v", k)
+		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if code, body := whoami(t, addr, brief, nil); code != 401 || !strings.Contains(body, "expired at") {
+		t.Fatalf("an expired key: %d %s", code, body)
+	}
+	stop()
+	if c := <-exit; c != 0 {
+		t.Fatalf("serve exited %d: %s", c, logs)
 	}
 }

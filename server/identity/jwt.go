@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,10 @@ type JWTConfig struct {
 	JWKSURL string
 	// UserClaim names the claim that holds the user id ("sub" when empty).
 	UserClaim string
+	// RoleClaim, when set, names the claim that grants roles: a string
+	// (values separated by spaces or commas, as OAuth's scope) or an array
+	// of strings; OperatorClaim among them grants RoleOperator.
+	RoleClaim string
 	// CacheTTL is how long fetched keys are used before they are fetched
 	// again (10 minutes when zero).
 	CacheTTL time.Duration
@@ -152,7 +157,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (Principal, erro
 	case errors.Is(err, jwt.ErrInvalidAudience):
 		return Principal{}, fmt.Errorf("%w: the JWT is not for audience %q", ErrUnauthenticated, v.cfg.Audience)
 	case errors.Is(err, jwt.ErrExpired):
-		return Principal{}, fmt.Errorf("%w: the JWT has expired", ErrUnauthenticated)
+		return Principal{}, fmt.Errorf("%w: %w: the JWT has expired", ErrUnauthenticated, ErrExpired)
 	case err != nil:
 		return Principal{}, fmt.Errorf("%w: the JWT is not valid now: %v", ErrUnauthenticated, err)
 	}
@@ -160,7 +165,34 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (Principal, erro
 	if err := CheckUser(user); err != nil {
 		return Principal{}, fmt.Errorf("%w: the JWT's %q claim is not a user id: %v", ErrUnauthenticated, v.cfg.UserClaim, err)
 	}
-	return Principal{User: user, Method: MethodJWT}, nil
+	p := Principal{User: user, Method: MethodJWT}
+	if v.cfg.RoleClaim != "" && slices.Contains(claimValues(extra[v.cfg.RoleClaim]), OperatorClaim) {
+		p.Role = RoleOperator
+	}
+	return p, nil
+}
+
+// claimValues reads a role claim: an array of strings, or one string of
+// values separated by spaces or commas. Anything else holds none.
+func claimValues(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return splitValues(x)
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// splitValues splits a list of values separated by spaces or commas.
+func splitValues(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
 }
 
 // keysFor returns the provider's keys that may have signed a token with

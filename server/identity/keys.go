@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -37,11 +38,35 @@ func CheckUser(user string) error {
 	return nil
 }
 
-// NewKey makes an API key for user: the key to hand over (shown once,
-// never stored) and the record to store.
+// NewKey makes an API key for user that never expires and grants no
+// role: see IssueKey.
 func NewKey(user, name string, now time.Time) (string, sessions.APIKey, error) {
+	return IssueKey(KeySpec{User: user, Name: name}, now)
+}
+
+// KeySpec is what an API key is for.
+type KeySpec struct {
+	User string
+	// Name is a note on what the key is for.
+	Name string
+	// Role is granted to the key's requests: RoleOperator or none.
+	Role string
+	// Expires, when set, is when the key stops working (after now).
+	Expires time.Time
+}
+
+// IssueKey makes an API key as spec says: the key to hand over (shown
+// once, never stored) and the record to store.
+func IssueKey(spec KeySpec, now time.Time) (string, sessions.APIKey, error) {
+	user, name := spec.User, spec.Name
 	if err := CheckUser(user); err != nil {
 		return "", sessions.APIKey{}, err
+	}
+	if err := CheckRole(spec.Role); err != nil {
+		return "", sessions.APIKey{}, err
+	}
+	if !spec.Expires.IsZero() && !spec.Expires.After(now) {
+		return "", sessions.APIKey{}, fmt.Errorf("%w: %s is not after now", ErrBadExpiry, spec.Expires.UTC().Format(time.RFC3339))
 	}
 	var id [8]byte
 	var secret [32]byte
@@ -52,7 +77,11 @@ func NewKey(user, name string, now time.Time) (string, sessions.APIKey, error) {
 		return "", sessions.APIKey{}, err
 	}
 	s := base64.RawURLEncoding.EncodeToString(secret[:])
-	rec := sessions.APIKey{ID: hex.EncodeToString(id[:]), User: user, Name: name, Hash: hashSecret(s), Created: now.UTC()}
+	rec := sessions.APIKey{ID: hex.EncodeToString(id[:]), User: user, Name: name, Hash: hashSecret(s), Created: now.UTC(),
+		Role: spec.Role}
+	if !spec.Expires.IsZero() {
+		rec.Expires = spec.Expires.UTC()
+	}
 	return KeyPrefix + rec.ID + "_" + s, rec, nil
 }
 
@@ -71,10 +100,55 @@ func parseKey(key string) (id, secret string, ok bool) {
 	return id, secret, ok && len(id) == 16 && secret != ""
 }
 
-// keyVerifier knows callers by their API keys.
-type keyVerifier struct{ store sessions.KeyStore }
+// ErrBadExpiry refuses a key whose expiry is not in the future.
+var ErrBadExpiry = errors.New("an API key's expiry must be in the future")
 
-func (k keyVerifier) verify(ctx context.Context, key string) (Principal, error) {
+// ErrExpired refuses a credential past its expiry (an API key made with
+// an expiry, a JWT past its exp).
+var ErrExpired = errors.New("the credential has expired")
+
+// touchEvery is how often a key's last use is written: at most once a
+// minute per key, so that a busy key costs no write per request.
+const touchEvery = time.Minute
+
+// keyVerifier knows callers by their API keys, and records when each
+// was last used.
+type keyVerifier struct {
+	store sessions.KeyStore
+	now   func() time.Time
+
+	mu      sync.Mutex
+	touched map[string]time.Time // key id -> when its last use was written
+}
+
+func newKeyVerifier(store sessions.KeyStore, now func() time.Time) *keyVerifier {
+	if now == nil {
+		now = time.Now
+	}
+	return &keyVerifier{store: store, now: now, touched: map[string]time.Time{}}
+}
+
+// touch records that key id was used at now, unless it was written less
+// than touchEvery ago (by this process). A failed write is not the
+// request's concern: the key verified.
+func (k *keyVerifier) touch(ctx context.Context, id string, now time.Time) {
+	k.mu.Lock()
+	if last, ok := k.touched[id]; ok && now.Sub(last) < touchEvery {
+		k.mu.Unlock()
+		return
+	}
+	if len(k.touched) >= maxTouched {
+		clear(k.touched)
+	}
+	k.touched[id] = now
+	k.mu.Unlock()
+	_ = k.store.TouchKey(ctx, id, now.UTC())
+}
+
+// maxTouched bounds the remembered writes (one per key in use).
+const maxTouched = 1 << 14
+
+func (k *keyVerifier) verify(ctx context.Context, key string) (Principal, error) {
 	id, secret, ok := parseKey(key)
 	if !ok {
 		return Principal{}, fmt.Errorf("%w: the API key is malformed", ErrUnauthenticated)
@@ -90,5 +164,16 @@ func (k keyVerifier) verify(ctx context.Context, key string) (Principal, error) 
 	if subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(rec.Hash)) != 1 {
 		return Principal{}, fmt.Errorf("%w: API key %s does not match", ErrUnauthenticated, id)
 	}
-	return Principal{User: rec.User, Method: MethodKey, KeyID: rec.ID}, nil
+	now := k.now()
+	if !rec.Expires.IsZero() && !now.Before(rec.Expires) {
+		return Principal{}, fmt.Errorf("%w: %w: API key %s expired at %s: ask the operator for a new one", ErrUnauthenticated, ErrExpired,
+			id, rec.Expires.UTC().Format(time.RFC3339))
+	}
+	if err := CheckRole(rec.Role); err != nil {
+		// A role this server does not know grants nothing, and a key
+		// that claims one is refused rather than taken as a user's.
+		return Principal{}, fmt.Errorf("%w: API key %s: %v", ErrUnauthenticated, id, err)
+	}
+	k.touch(ctx, rec.ID, now)
+	return Principal{User: rec.User, Method: MethodKey, KeyID: rec.ID, Role: rec.Role}, nil
 }

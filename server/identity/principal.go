@@ -7,6 +7,9 @@ package identity
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/ruleagent/ruleagent/tools"
 )
 
 // Methods by which a request's caller is known.
@@ -32,11 +35,44 @@ type Principal struct {
 	Method string
 	// KeyID names the API key used (MethodKey).
 	KeyID string
+	// Role is what the credential grants beyond the user's own runs:
+	// RoleOperator, or "" for a user.
+	Role string
+}
+
+// Roles a verified credential may grant.
+const (
+	// RoleOperator administers the server like the operator's --token:
+	// it deploys and deletes chains, manages API keys, discovers MCP
+	// servers, and sees and acts on every caller's runs. Its own runs
+	// still carry its own user id.
+	RoleOperator = "operator"
+	// OperatorClaim is how a JWT's role claim (--jwt-role-claim) and a
+	// trusted proxy's role header (--proxy-role-header) grant
+	// RoleOperator: one of their values.
+	OperatorClaim = "ruleagent:operator"
+)
+
+// ErrBadRole refuses a role that is not one of the Role* constants.
+var ErrBadRole = errors.New(`a role is "operator" or none`)
+
+// CheckRole refuses a role this server does not know.
+func CheckRole(role string) error {
+	if role != "" && role != RoleOperator {
+		return fmt.Errorf("%w: %q", ErrBadRole, role)
+	}
+	return nil
 }
 
 // Verified reports whether the principal is a verified user, bound to
 // its own runs and to its own user id.
 func (p Principal) Verified() bool { return p.User != "" }
+
+// Operator reports whether p administers the server: the operator's
+// --token, every caller of a server that verifies nobody (one identity),
+// and a verified user granted RoleOperator. Everyone else is a user, who
+// runs chains and acts on their own runs only.
+func (p Principal) Operator() bool { return !p.Verified() || p.Role == RoleOperator }
 
 // ErrUnauthenticated refuses a request whose credentials are missing or
 // do not verify.
@@ -46,16 +82,16 @@ var ErrUnauthenticated = errors.New("unauthenticated")
 // verified one.
 var ErrClaim = errors.New("the request names another user than the caller's verified identity")
 
-type principalKey struct{}
-
-// With returns ctx carrying p.
+// With returns ctx carrying p. It is kept as whom the calls made within
+// ctx act for (tools.WithOnBehalfOf), so that an agent's call through the
+// in-process "self" MCP server is still p's.
 func With(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return tools.WithOnBehalfOf(ctx, p)
 }
 
 // From returns the principal ctx carries (the zero Principal when none).
 func From(ctx context.Context) Principal {
-	p, _ := ctx.Value(principalKey{}).(Principal)
+	p, _ := tools.OnBehalfOf(ctx).(Principal)
 	return p
 }
 
@@ -74,8 +110,24 @@ func Claim(p Principal, claimed string) (string, error) {
 }
 
 // MayAct reports whether p may see, cancel or answer a run owned by
-// owner: the operator and unverified callers (one identity: everything is
-// theirs) may; a verified user only their own.
+// owner: operators (the --token, a verified user granted RoleOperator)
+// and unverified callers (one identity: everything is theirs) may; a
+// verified user only their own.
 func MayAct(p Principal, owner string) bool {
-	return !p.Verified() || p.User == owner
+	return p.Operator() || p.User == owner
+}
+
+// ErrNotOperator refuses a user an action reserved to operators.
+var ErrNotOperator = errors.New("this is an operator's action")
+
+// RequireOperator returns nil when p may administer the server, else an
+// error wrapping ErrNotOperator that says what to do; what names the
+// action ("deploying a chain").
+func RequireOperator(p Principal, what string) error {
+	if p.Operator() {
+		return nil
+	}
+	return fmt.Errorf("%w: %s needs the operator's --token or a credential granted the operator role "+
+		"(an API key made with --role operator, a JWT whose role claim holds %q, or the trusted proxy's role header), "+
+		"and %q is a user", ErrNotOperator, what, OperatorClaim, p.User)
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -16,6 +17,10 @@ type ProxyConfig struct {
 	// Trusted are the proxies' addresses (CIDRs; a bare address is one
 	// host). Required.
 	Trusted []netip.Prefix
+	// RoleHeader, when set, is the header in which the proxy grants
+	// roles (values separated by commas or spaces, in one or more
+	// headers): OperatorClaim among them grants RoleOperator.
+	RoleHeader string
 }
 
 // ParsePrefixes reads CIDRs and bare addresses.
@@ -37,8 +42,9 @@ func ParsePrefixes(list []string) ([]netip.Prefix, error) {
 }
 
 type proxyVerifier struct {
-	header  string
-	trusted []netip.Prefix
+	header     string
+	roleHeader string
+	trusted    []netip.Prefix
 }
 
 func newProxyVerifier(cfg ProxyConfig) (*proxyVerifier, error) {
@@ -48,7 +54,11 @@ func newProxyVerifier(cfg ProxyConfig) (*proxyVerifier, error) {
 	if cfg.Header == "" {
 		cfg.Header = "X-Forwarded-User"
 	}
-	return &proxyVerifier{header: http.CanonicalHeaderKey(cfg.Header), trusted: cfg.Trusted}, nil
+	pv := &proxyVerifier{header: http.CanonicalHeaderKey(cfg.Header), trusted: cfg.Trusted}
+	if cfg.RoleHeader != "" {
+		pv.roleHeader = http.CanonicalHeaderKey(cfg.RoleHeader)
+	}
+	return pv, nil
 }
 
 // fromTrusted reports whether the connection comes from a trusted proxy.
@@ -87,5 +97,13 @@ func (p *proxyVerifier) verify(r *http.Request) (pr Principal, present bool, err
 	if err := CheckUser(vals[0]); err != nil {
 		return Principal{}, true, fmt.Errorf("%w: %s: %v", ErrUnauthenticated, p.header, err)
 	}
-	return Principal{User: vals[0], Method: MethodProxy}, true, nil
+	pr = Principal{User: vals[0], Method: MethodProxy}
+	if p.roleHeader != "" {
+		for _, v := range r.Header.Values(p.roleHeader) {
+			if slices.Contains(splitValues(v), OperatorClaim) {
+				pr.Role = RoleOperator
+			}
+		}
+	}
+	return pr, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -21,6 +22,9 @@ type Config struct {
 	JWT JWTConfig
 	// Proxy configures MethodProxy.
 	Proxy ProxyConfig
+	// Now is the clock API key expiries are checked against (time.Now
+	// when nil), for tests.
+	Now func() time.Time
 }
 
 // Verifier knows callers by their credentials. It is safe for concurrent
@@ -64,7 +68,7 @@ func New(cfg Config) (*Verifier, error) {
 			if cfg.Keys == nil {
 				return nil, errors.New("API keys need a store that keeps them (bolt or redis --session-store)")
 			}
-			v.keys = &keyVerifier{store: cfg.Keys}
+			v.keys = newKeyVerifier(cfg.Keys, cfg.Now)
 		case MethodJWT:
 			v.jwt, err = newJWTVerifier(cfg.JWT)
 		case MethodProxy:

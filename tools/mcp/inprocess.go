@@ -99,9 +99,14 @@ func (t *selfTransport) notify(n mcp.JSONRPCNotification) {
 // it keeps are the calling run's tool-policy restrictions (an agent reached
 // through "self" is bound by its caller's policies, as a sub-agent is) and
 // the agent runs the call is made within (a chain saved through "self" may
-// hold no more power than they).
+// hold no more power than they), and whom the calling run acts for (the
+// server's verified caller: a call through "self" is that caller's, as
+// over HTTP).
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	base := tools.WithAgentsOf(context.Background(), ctx)
+	if who := tools.OnBehalfOf(ctx); who != nil {
+		base = tools.WithOnBehalfOf(base, who)
+	}
 	if rs := policy.FromContext(ctx); rs != nil {
 		base = policy.WithRestrictions(base, rs)
 	}
