@@ -50,6 +50,9 @@ const (
 	CodeSessionScope = "session_scope"
 	// CodeSessionBusy: another run of the same session is in progress.
 	CodeSessionBusy = "session_busy"
+	// CodeSessionNotYours: the thread was started by another verified
+	// user (sessions.ErrNotYours).
+	CodeSessionNotYours = "session_not_yours"
 	// CodeSessionModel: the model asked for is not in allowedModels.
 	CodeSessionModel = "session_model"
 )
@@ -112,10 +115,13 @@ func (n *AgentNode) beginSession(ctx context.Context, md map[string]string, msgs
 	if err != nil {
 		return nil, nil, &agent.RunError{Code: CodeSessionScope, Err: err}
 	}
-	conv, err := sessions.Begin(ctx, s.store, &s.cfg, key, msgs, sessions.Run{RunID: runID, ChainID: n.chainID, NodeID: n.nodeID})
+	conv, err := sessions.Begin(ctx, s.store, &s.cfg, key, msgs, sessions.Run{RunID: runID, ChainID: n.chainID, NodeID: n.nodeID,
+		Owner: md[agent.MetaVerifiedUser]})
 	switch {
 	case errors.Is(err, sessions.ErrBusy):
 		return nil, nil, &agent.RunError{Code: CodeSessionBusy, Err: err}
+	case errors.Is(err, sessions.ErrNotYours):
+		return nil, nil, &agent.RunError{Code: CodeSessionNotYours, Err: err}
 	case errors.Is(err, sessions.ErrNothingNew):
 		return nil, nil, &agent.RunError{Code: CodeBadInput, Err: err}
 	case err != nil:

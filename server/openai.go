@@ -228,6 +228,8 @@ func openAIFailure(res RunResult, err error) (int, string, string) {
 		return http.StatusBadRequest, "invalid_request_error", res.ErrorCode
 	case components.CodeSessionBusy:
 		return http.StatusConflict, "invalid_request_error", res.ErrorCode
+	case components.CodeSessionNotYours:
+		return http.StatusForbidden, "invalid_request_error", res.ErrorCode
 	}
 	return http.StatusInternalServerError, "server_error", res.ErrorCode
 }

@@ -176,11 +176,15 @@ func (e *RunFailure) Unwrap() error { return e.Err }
 func (s *Store) newMessage(req RunRequest) types.RuleMsg {
 	meta := types.NewMetadata()
 	for k, v := range req.Metadata {
-		// Only the server says whether it made the thread up: a caller
-		// saying so would escape its thread's limits.
-		if k != agent.MetaThreadGenerated {
+		// Only the server says whether it made the thread up (a caller
+		// saying so would escape its thread's limits) and whom it
+		// verified (a caller saying so would take another's thread).
+		if k != agent.MetaThreadGenerated && k != agent.MetaVerifiedUser {
 			meta.PutValue(k, v)
 		}
+	}
+	if req.Owner != "" {
+		meta.PutValue(agent.MetaVerifiedUser, req.Owner)
 	}
 	meta.PutValue("runId", req.RunID)
 	meta.PutValue("threadId", req.ThreadID)

@@ -52,7 +52,7 @@ func (a sessionsAPI) list(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusForbidden, ErrNotYours.Error()+": a caller lists only its own sessions")
 			return
 		}
-		f.UserID = p.User
+		f.Caller = p.User
 	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -80,7 +80,7 @@ func (a sessionsAPI) read(w http.ResponseWriter, r *http.Request) (*sessions.Rec
 		return nil, false
 	}
 	id := r.PathValue("id")
-	if !mayTouchSession(w, r, id) {
+	if !mayTouchSession(w, r, st, id) {
 		return nil, false
 	}
 	rec, err := st.Get(r.Context(), id)
@@ -139,7 +139,7 @@ func (a sessionsAPI) del(w http.ResponseWriter, r *http.Request) {
 	if st == nil {
 		return
 	}
-	if !mayTouchSession(w, r, id) {
+	if !mayTouchSession(w, r, st, id) {
 		return
 	}
 	if err := sessions.Remove(r.Context(), st, id); err != nil {
@@ -172,7 +172,7 @@ func (a sessionsAPI) setModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if !mayTouchSession(w, r, id) {
+	if !mayTouchSession(w, r, st, id) {
 		return
 	}
 	key, err := sessions.ParseID(id)
@@ -189,7 +189,13 @@ func (a sessionsAPI) setModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	rec, err := sessions.SetModel(r.Context(), st, key, name, ag.Config.TTL)
+	// A verified user's new thread session is theirs; operators change
+	// any and bind none.
+	owner := ""
+	if p := identity.From(r.Context()); !p.Operator() {
+		owner = p.User
+	}
+	rec, err := sessions.SetModel(r.Context(), st, key, name, ag.Config.TTL, owner)
 	if err != nil {
 		sessionError(w, id, err)
 		return
@@ -209,16 +215,24 @@ func (s *Store) deployedDSLs() [][]byte {
 }
 
 // mayTouchSession reports whether the caller may read or change session
-// id, answering 403 when not: a verified caller only its own sessions (a
-// user or user_thread scope with its user id), operators and unverified
+// id, answering 403 when not: a verified user only its own sessions (a
+// user or user_thread scope with its user id, a thread it started, or a
+// thread session that does not exist yet), operators and unverified
 // callers every one.
-func mayTouchSession(w http.ResponseWriter, r *http.Request, id string) bool {
+func mayTouchSession(w http.ResponseWriter, r *http.Request, st sessions.Store, id string) bool {
 	p := identity.From(r.Context())
 	if p.Operator() {
 		return true
 	}
-	if k, err := sessions.ParseID(id); err == nil && k.User == p.User {
+	k, err := sessions.ParseID(id)
+	if err == nil && k.User == p.User {
 		return true
+	}
+	if err == nil && k.Scope == sessions.ScopeThread {
+		rec, err := st.Get(r.Context(), id)
+		if errors.Is(err, sessions.ErrNotFound) || err == nil && rec.Belongs(p.User) {
+			return true
+		}
 	}
 	writeError(w, http.StatusForbidden, ErrNotYours.Error()+": session "+quote(id)+" is not the caller's")
 	return false
@@ -231,6 +245,8 @@ func sessionError(w http.ResponseWriter, id string, err error) {
 		writeError(w, http.StatusNotFound, "no session "+quote(id)+" (it may have expired)")
 	case errors.Is(err, sessions.ErrBusy):
 		writeError(w, http.StatusConflict, "session "+quote(id)+": "+err.Error())
+	case errors.Is(err, sessions.ErrNotYours):
+		writeError(w, http.StatusForbidden, err.Error())
 	default:
 		writeError(w, http.StatusInternalServerError, "session "+quote(id)+": "+err.Error())
 	}

@@ -20,8 +20,10 @@ func Remove(ctx context.Context, store Store, id string) error {
 // SetModel sets the allowedModels entry a session runs on ("" for the
 // agent's own model), creating the session when there is none; ttl
 // restarts its idle time (0: none). The caller checks that the name is
-// allowed. A session a run holds is ErrBusy.
-func SetModel(ctx context.Context, store Store, key Key, name string, ttl time.Duration) (*Record, error) {
+// allowed. A session a run holds is ErrBusy. owner is the verified user
+// asking ("" for the operator's token or an unverified caller): a thread
+// session it creates is theirs, one another user started is ErrNotYours.
+func SetModel(ctx context.Context, store Store, key Key, name string, ttl time.Duration, owner string) (*Record, error) {
 	id := key.ID()
 	lease, err := store.Lock(ctx, id)
 	if err != nil {
@@ -31,8 +33,14 @@ func SetModel(ctx context.Context, store Store, key Key, name string, ttl time.D
 	rec, err := store.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		rec, err = NewRecord(key), nil
+		if key.Scope == ScopeThread {
+			rec.Owner = owner
+		}
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := rec.checkOwner(owner); err != nil {
 		return nil, err
 	}
 	rec.Fence(lease)

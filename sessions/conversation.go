@@ -53,6 +53,10 @@ type Run struct {
 	RunID   string
 	ChainID string
 	NodeID  string
+	// Owner is the verified user the run is for ("" for the operator's
+	// token or an unverified caller). A thread session it starts is
+	// theirs; one another user started is refused (ErrNotYours).
+	Owner string
 }
 
 // Begin starts a run on the session of key: it takes the session's lease
@@ -69,9 +73,16 @@ func Begin(ctx context.Context, store Store, cfg *Config, key Key, incoming []ev
 	switch {
 	case errors.Is(err, ErrNotFound):
 		rec = NewRecord(key)
+		if key.Scope == ScopeThread {
+			rec.Owner = run.Owner
+		}
 	case err != nil:
 		lease.Release()
 		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if err := rec.checkOwner(run.Owner); err != nil {
+		lease.Release()
+		return nil, err
 	}
 	rec.ChainID, rec.NodeID = run.ChainID, run.NodeID
 	rec.Fence(lease)

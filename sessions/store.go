@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +20,11 @@ type Header struct {
 	UserID string `json:"userId,omitempty"`
 	// ThreadID is empty unless the scope is thread or user_thread.
 	ThreadID string `json:"threadId,omitempty"`
+	// Owner is the verified user who started a thread-scoped session
+	// (see Run.Owner): only they continue or change it. Empty when an
+	// unverified caller or the operator's token started it, and for
+	// other scopes (a user scope's key holds its user).
+	Owner string `json:"owner,omitempty"`
 	// ChainID is the chain of the agent node that last ran the session.
 	ChainID string `json:"chainId,omitempty"`
 	// Model names the agent's allowedModels entry the session runs on;
@@ -109,6 +115,9 @@ type Filter struct {
 	Agent    string
 	UserID   string
 	ThreadID string
+	// Caller, when set, keeps the sessions that are this verified user's
+	// (Header.Belongs).
+	Caller string
 	// Limit caps the answer (0: no cap); the most recently updated come
 	// first.
 	Limit int
@@ -116,7 +125,27 @@ type Filter struct {
 
 func (f Filter) match(i *Info) bool {
 	return (f.Agent == "" || f.Agent == i.Agent) && (f.UserID == "" || f.UserID == i.UserID) &&
-		(f.ThreadID == "" || f.ThreadID == i.ThreadID)
+		(f.ThreadID == "" || f.ThreadID == i.ThreadID) && (f.Caller == "" || i.Belongs(f.Caller))
+}
+
+// Belongs reports whether the session is verified user's own: its key
+// holds user (the user and user_thread scopes), or user started its
+// thread (the thread scope; see Owner).
+func (h Header) Belongs(user string) bool {
+	return user != "" && (h.UserID == user || h.Scope == ScopeThread && h.Owner == user)
+}
+
+// ErrNotYours refuses a verified user a thread another caller started.
+var ErrNotYours = errors.New("the thread was started by another user: a verified caller continues only its own threads")
+
+// checkOwner refuses caller, a verified user ("" for the operator's token
+// or an unverified caller, who may continue every thread), a thread
+// session it did not start.
+func (r *Record) checkOwner(caller string) error {
+	if r.Scope != ScopeThread || caller == "" || r.Owner == caller {
+		return nil
+	}
+	return fmt.Errorf("session %s: %w", r.ID, ErrNotYours)
 }
 
 // Store keeps session records. Implementations are safe for concurrent

@@ -65,7 +65,7 @@ func (s storeSource) setModel(ctx context.Context, id, name string) (sessions.In
 	if err != nil {
 		return sessions.Info{}, fmt.Errorf("%w (chains read from %s)", err, s.chains)
 	}
-	rec, err := sessions.SetModel(ctx, s.st, key, name, ag.Config.TTL)
+	rec, err := sessions.SetModel(ctx, s.st, key, name, ag.Config.TTL, "")
 	if err != nil {
 		return sessions.Info{}, err
 	}
