@@ -400,3 +400,39 @@ func TestIdentityEditorPageAndWebSocketSubprotocol(t *testing.T) {
 		t.Errorf("WebSocket with an unknown key: %v %v", err, resp)
 	}
 }
+
+// --cors-origin '*' admits every page's origin but the opaque one ("null":
+// a sandboxed iframe, a file:// page, a data: URL), which any page can
+// take on and so names no one: its POSTs, its preflights and its
+// WebSocket are refused and get no CORS headers. Naming it
+// (--cors-origin null) admits it.
+func TestCORSAnyOriginRefusesTheOpaqueOrigin(t *testing.T) {
+	e := guardEnv(t, Options{CORSOrigins: []string{"*"}}, StoreOptions{})
+	post := func(origin string) (int, []byte, http.Header) {
+		return e.raw(rawReq{method: "POST", path: "/api/v1/chains/chat/run", body: `{"input":"hi"}`,
+			hdr: map[string]string{"Origin": origin, "Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}})
+	}
+	if code, body, h := post("https://app.example"); code != 200 || h.Get("Access-Control-Allow-Origin") != "https://app.example" {
+		t.Fatalf("a named origin under *: %d %s %v", code, body, h)
+	}
+	code, body, h := post("null")
+	if code != http.StatusForbidden || !strings.Contains(string(body), "opaque origin") || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("the null origin under *: %d %s %v", code, body, h)
+	}
+	code, _, h = e.raw(rawReq{method: "OPTIONS", path: "/api/v1/chains/chat/run",
+		hdr: map[string]string{"Origin": "null", "Access-Control-Request-Method": "POST"}})
+	if h.Get("Access-Control-Allow-Origin") != "" || h.Get("Access-Control-Allow-Methods") != "" {
+		t.Fatalf("a preflight from null under *: %d %v", code, h)
+	}
+	ws := "ws" + strings.TrimPrefix(e.base, "http") + "/api/v1/ws"
+	if _, resp, err := websocket.DefaultDialer.Dial(ws, http.Header{"Origin": {"null"}}); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a WebSocket from null under *: %v %v", err, resp)
+	}
+
+	named := guardEnv(t, Options{CORSOrigins: []string{"null"}}, StoreOptions{})
+	code, body, h = named.raw(rawReq{method: "POST", path: "/api/v1/chains/chat/run", body: `{"input":"hi"}`,
+		hdr: map[string]string{"Origin": "null", "Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}})
+	if code != 200 || h.Get("Access-Control-Allow-Origin") != "null" {
+		t.Fatalf("null, named: %d %s %v", code, body, h)
+	}
+}

@@ -30,7 +30,8 @@ type Options struct {
 	// (and, deprecated, as ?token=).
 	Token string
 	// CORSOrigins are the browser origins allowed to call the API from
-	// another origin ("*" for any). None by default: CORS is off.
+	// another origin ("*" for any but the opaque "null", which only "null"
+	// admits). None by default: CORS is off.
 	CORSOrigins []string
 	// AllowedHosts are the names the server answers to besides localhost
 	// (and its sub-domains) and IP addresses: requests naming another
@@ -215,9 +216,12 @@ func (o Options) cors(next http.Handler) http.Handler {
 	})
 }
 
-// originAllowed reports whether a browser page from origin may call the API.
+// originAllowed reports whether a browser page from origin may call the API:
+// an origin given with --cors-origin, or any with "*" but the opaque
+// origin "null" (a sandboxed iframe, a file:// page, a data: URL), which
+// every page can take on and so names no one: only naming it admits it.
 func (o Options) originAllowed(origin string) bool {
-	return slices.Contains(o.CORSOrigins, "*") || slices.ContainsFunc(o.CORSOrigins, func(a string) bool {
+	return origin != "null" && slices.Contains(o.CORSOrigins, "*") || slices.ContainsFunc(o.CORSOrigins, func(a string) bool {
 		return strings.EqualFold(strings.TrimSuffix(a, "/"), origin)
 	})
 }
