@@ -75,6 +75,14 @@ var (
 	ActiveStreams = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "ruleagent_active_streams", Help: "Open event streams by kind (sse, websocket).",
 	}, []string{"kind"})
+	// StreamClientsDropped counts the clients of event streams dropped for
+	// being too slow, by kind (sse, websocket) and reason: queue_full (more
+	// than the stream's queue behind), write_timeout (a write made no
+	// progress for the write timeout: the client stopped reading). A
+	// client that goes away is not counted.
+	StreamClientsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ruleagent_stream_clients_dropped_total", Help: "Event stream clients dropped for being too slow, by kind and reason.",
+	}, []string{"kind", "reason"})
 )
 
 // Governance collectors: limits reached, tool policy refusals and the
@@ -104,7 +112,7 @@ var (
 
 func init() {
 	Registry.MustRegister(LimitHits, PolicyDenials, AuditRecords, AuditDropped)
-	Registry.MustRegister(ChainRuns, ChainRunDuration, ActiveRuns, ActiveStreams)
+	Registry.MustRegister(ChainRuns, ChainRunDuration, ActiveRuns, ActiveStreams, StreamClientsDropped)
 	Registry.MustRegister(Runs, RunDuration, LLMRequests, Tokens, Chunks, ToolCalls, ToolDuration, ToolOutputBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 )
 
 type liveMsg struct {
@@ -134,6 +136,8 @@ func TestLiveTrace(t *testing.T) {
 
 // A client that does not read is dropped; the run it watches never waits.
 func TestLiveSlowClientIsDropped(t *testing.T) {
+	wsDrops := metrics.StreamClientsDropped.WithLabelValues("websocket", "queue_full")
+	before := testutil.ToFloat64(wsDrops)
 	e := newAPIEnv(t, Options{})
 	c := dialLive(t, e, "", nil)
 	if err := c.WriteJSON(map[string]any{"type": "subscribe", "chains": []string{"slow"}}); err != nil {
@@ -153,6 +157,13 @@ func TestLiveSlowClientIsDropped(t *testing.T) {
 			t.Fatal("a client that never reads was not dropped")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// It is counted, and /metrics shows it.
+	if got := testutil.ToFloat64(wsDrops) - before; got != float64(e.store.live.Dropped()) {
+		t.Fatalf("ruleagent_stream_clients_dropped_total{kind=websocket} went up by %v, for %d drops", got, e.store.live.Dropped())
+	}
+	if code, body, _ := e.do("GET", "/metrics", nil); code != 200 || !strings.Contains(string(body), `ruleagent_stream_clients_dropped_total{kind="websocket",reason="queue_full"}`) {
+		t.Fatalf("/metrics: %d", code)
 	}
 	// The run itself completes normally.
 	if code, body, _ := e.do("POST", "/api/v1/chains/chat/run", map[string]any{"input": "still fine?"}); code != 200 || !strings.Contains(string(body), "still fine?") {

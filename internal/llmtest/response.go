@@ -61,6 +61,16 @@ type Response struct {
 	// Keepalive, during a Stall, sends an SSE comment (": keepalive")
 	// this often, as providers and gateways do while a model thinks.
 	Keepalive time.Duration
+	// Hold, when set and streaming, holds the stream after HoldAfter
+	// frames until it is closed: a test releases the answer once it has
+	// seen the state it holds (a client showing part of an answer, a
+	// tool still running), rather than hoping a delay is long enough. It
+	// ends early when the client goes away or the server closes. A closed
+	// Hold holds nothing, so a gate released once stays open.
+	Hold <-chan struct{}
+	// HoldAfter is how many frames are sent before the Hold: 0 holds
+	// before the first frame (the headers are sent).
+	HoldAfter int
 	// Frames, when streaming, are sent as the stream's data payloads as
 	// they are, each as one "data:" frame, in order, then [DONE], in place
 	// of the frames generated from the other fields: a test can so send

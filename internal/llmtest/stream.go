@@ -208,6 +208,11 @@ func (sw *streamWriter) writeFrame(v any) error {
 			return err
 		}
 	}
+	if sw.a.Hold != nil && sw.sent == sw.a.HoldAfter {
+		if err := sw.hold(); err != nil {
+			return err
+		}
+	}
 	if !sw.server.sleep(sw.ctx, sw.a.ChunkDelay) {
 		if sw.ctx.Err() != nil {
 			return errClientGone
@@ -226,6 +231,27 @@ func (sw *streamWriter) writeFrame(v any) error {
 	sw.frame = append(sw.frame, "\n\n"...)
 	sw.sent++
 	return sw.writeRaw(sw.frame)
+}
+
+// hold waits for the answer's Hold to be closed, with the headers and the
+// frames so far flushed to the client.
+func (sw *streamWriter) hold() error {
+	select {
+	case <-sw.a.Hold:
+		return nil
+	default:
+	}
+	if err := sw.rc.Flush(); err != nil {
+		return errClientGone
+	}
+	select {
+	case <-sw.a.Hold:
+		return nil
+	case <-sw.ctx.Done():
+		return errClientGone
+	case <-sw.server.closing:
+		return errCut
+	}
 }
 
 // stall holds the stream silent for the answer's Stall, but for its

@@ -283,3 +283,58 @@ func TestCompletionStall(t *testing.T) {
 		t.Fatalf("headers after %v, body after %v: %s", headers, time.Since(start), b)
 	}
 }
+
+// A Hold holds the stream after HoldAfter frames, flushed, until it is
+// closed; a closed Hold holds nothing.
+func TestStreamHold(t *testing.T) {
+	gate := make(chan struct{})
+	srv := NewServer(t, Always(Response{Text: "abc", ChunkSize: 1, Hold: gate, HoldAfter: 2}))
+	resp, err := http.Post(srv.URL+"/chat/completions", "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The role chunk and "a" arrive, then nothing until the gate opens.
+	got := make(chan string, 4)
+	go func() {
+		var sb strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			sb.Write(buf[:n])
+			if strings.Count(sb.String(), "data: ") == 2 && strings.HasSuffix(sb.String(), "\n\n") {
+				got <- sb.String()
+			}
+			if err != nil {
+				got <- sb.String()
+				return
+			}
+		}
+	}()
+	before := <-got
+	if !strings.Contains(before, `"content":"a"`) || strings.Contains(before, `"content":"b"`) {
+		t.Fatalf("before the gate opens: %s", before)
+	}
+	close(gate)
+	after := <-got
+	if !strings.Contains(after, `"content":"c"`) || !strings.HasSuffix(after, "data: [DONE]\n\n") {
+		t.Fatalf("after the gate opens: %s", after)
+	}
+	// Released once, it stays open.
+	if raw := rawStream(t, srv); !strings.Contains(raw, `"content":"c"`) {
+		t.Fatalf("a released gate held: %s", raw)
+	}
+}
+
+// A Hold that is never released ends when the client goes away.
+func TestStreamHoldEndsWithClient(t *testing.T) {
+	srv := NewServer(t, Always(Response{Text: "ab", Hold: make(chan struct{})}))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	got := streamChat(ctx, t, newClient(srv), userParams("hi"))
+	if got.err == nil || len(got.chunks) != 0 {
+		t.Fatalf("err %v, %d chunks", got.err, len(got.chunks))
+	}
+	waitAborted(t, srv)
+}

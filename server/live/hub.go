@@ -130,6 +130,7 @@ func (h *Hub) fanout(b []byte, want func(*client) bool) {
 func (h *Hub) send(c *client, b []byte) {
 	if !c.offer(b) {
 		h.dropped.Add(1)
+		metrics.StreamClientsDropped.WithLabelValues("websocket", "queue_full").Inc()
 		c.drop()
 	}
 }

@@ -16,6 +16,7 @@ package sse
 import (
 	"errors"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -156,8 +157,15 @@ func serverOf(w http.ResponseWriter) Server {
 	}
 }
 
-// dropped tells the server the client was dropped.
+// dropped tells the server the client was dropped, and counts a client
+// dropped for being too slow (not one that went away).
 func (s *Writer) dropped(err error) {
+	switch {
+	case errors.Is(err, ErrTooSlow):
+		metrics.StreamClientsDropped.WithLabelValues("sse", "queue_full").Inc()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		metrics.StreamClientsDropped.WithLabelValues("sse", "write_timeout").Inc()
+	}
 	if s.server != nil {
 		s.server.StreamDropped(err)
 	}

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/metrics"
 )
 
 // conn is a ResponseWriter over a fake connection: it records what is
@@ -148,6 +151,7 @@ func TestWriterOrderHeartbeatAndClose(t *testing.T) {
 // pending write fails at once, and every later event is refused without
 // waiting; Close does not wait for it either.
 func TestWriterDropsAClientThatFallsBehind(t *testing.T) {
+	queueFull := testutil.ToFloat64(metrics.StreamClientsDropped.WithLabelValues("sse", "queue_full"))
 	c := newConn(Limits{WriteTimeout: time.Hour, MaxQueuedBytes: 16 << 10}, true)
 	w := Start(c, 0, nil)
 	start := time.Now()
@@ -169,6 +173,9 @@ func TestWriterDropsAClientThatFallsBehind(t *testing.T) {
 	if d := c.dropped(); len(d) != 1 || !errors.Is(d[0], ErrTooSlow) {
 		t.Errorf("drops told: %v", d)
 	}
+	if got := testutil.ToFloat64(metrics.StreamClientsDropped.WithLabelValues("sse", "queue_full")) - queueFull; got != 1 {
+		t.Errorf("ruleagent_stream_clients_dropped_total{kind=sse,reason=queue_full} went up by %v, want 1", got)
+	}
 	if !errors.Is(w.Err(), ErrTooSlow) {
 		t.Errorf("Err: %v", w.Err())
 	}
@@ -177,6 +184,7 @@ func TestWriterDropsAClientThatFallsBehind(t *testing.T) {
 // A write that makes no progress for the write timeout drops the client,
 // even when it is not behind.
 func TestWriterDropsAStalledWrite(t *testing.T) {
+	timeouts := testutil.ToFloat64(metrics.StreamClientsDropped.WithLabelValues("sse", "write_timeout"))
 	c := newConn(Limits{WriteTimeout: 100 * time.Millisecond}, true)
 	start := time.Now()
 	w := Start(c, 0, nil)
@@ -190,6 +198,9 @@ func TestWriterDropsAStalledWrite(t *testing.T) {
 	d := c.dropped()
 	if len(d) != 1 || !errors.Is(d[0], os.ErrDeadlineExceeded) {
 		t.Fatalf("drops told: %v", d)
+	}
+	if got := testutil.ToFloat64(metrics.StreamClientsDropped.WithLabelValues("sse", "write_timeout")) - timeouts; got != 1 {
+		t.Errorf("ruleagent_stream_clients_dropped_total{kind=sse,reason=write_timeout} went up by %v, want 1", got)
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("dropped after %v, want about the write timeout", took)
