@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,11 +30,12 @@ func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(rules); err != nil {
 		t.Fatalf("RuleGo's test chains: %v (go mod download)", err)
 	}
-	llm := llmtest.NewServer(t, script())
+	g := newGates(t)
+	llm := llmtest.NewServer(t, script(g))
 	work, chains := workDir(t, map[string]string{"helper.json": helperChain, "guarded.json": guardedChain, "pair.json": pairChain})
 	copyExample(t, env.root, chains, "order-status.json")
 	base := serve(t, env.bin, work, chains, llm.URL)
-	env.run(t, "e2e.mjs", "BASE_URL="+base, "CHAINS_DIR="+chains, "RULEGO_RULES="+rules)
+	env.run(t, "e2e.mjs", "BASE_URL="+base, "CHAINS_DIR="+chains, "RULEGO_RULES="+rules, "GATES_URL="+g.url)
 }
 
 // TestBrowserSignIn opens the editor of a server started with --token:
@@ -40,7 +43,7 @@ func TestBrowser(t *testing.T) {
 // every request and on the WebSocket (browser/signin.mjs).
 func TestBrowserSignIn(t *testing.T) {
 	env := browserEnv(t)
-	llm := llmtest.NewServer(t, script())
+	llm := llmtest.NewServer(t, script(nil))
 	work, chains := workDir(t, nil)
 	copyExample(t, env.root, chains, "order-status.json")
 	token := "s3cret+/token"
@@ -53,7 +56,7 @@ func TestBrowserSignIn(t *testing.T) {
 // and the run's cost, the usage ledger's (browser/cost.mjs).
 func TestBrowserCost(t *testing.T) {
 	env := browserEnv(t)
-	llm := llmtest.NewServer(t, script())
+	llm := llmtest.NewServer(t, script(nil))
 	work, chains := workDir(t, map[string]string{"costly.json": costlyChain})
 	prices := filepath.Join(work, "prices.yaml")
 	write(t, prices, "currency: USD\nmodels:\n  - {model: scripted, input: 1.5, output: 6}\n")
@@ -173,15 +176,66 @@ func copyExample(t *testing.T, root, chains, name string) {
 	write(t, filepath.Join(chains, name), string(b))
 }
 
+// gates are where the scripted LLM holds an answer until the browser
+// script has seen the state it holds, instead of hoping that a delay is
+// long enough on a loaded machine: e2e.mjs releases one with POST
+// GATES_URL/NAME. "helper" holds the helper's first answer, so that its
+// tool node is seen lit while it runs; "answer" holds the demo agent's
+// answer after a few chunks, so that part of it is seen before the rest.
+// Released once, a gate stays open.
+type gates struct {
+	url            string
+	helper, answer chan struct{}
+}
+
+func newGates(t *testing.T) *gates {
+	t.Helper()
+	g := &gates{helper: make(chan struct{}), answer: make(chan struct{})}
+	var mu sync.Mutex
+	open := map[string]chan struct{}{"helper": g.helper, "answer": g.answer}
+	release := func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		c, ok := open[name]
+		if ok {
+			close(c)
+			delete(open, name)
+		}
+		return ok
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !release(strings.TrimPrefix(r.URL.Path, "/")) {
+			http.Error(w, "no such gate, or released already", http.StatusNotFound)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(func() {
+		srv.Close()
+		for _, name := range []string{"helper", "answer"} {
+			release(name)
+		}
+	})
+	g.url = srv.URL
+	return g
+}
+
 // script answers the demo agent the browser test builds (a builtin call and
 // a sub-agent call, then a streamed answer), the helper sub-agent, and a
-// "slow" message that never gets an answer until it is stopped.
-func script() llmtest.Script {
+// "slow" message that never gets an answer until it is stopped. With g,
+// the helper's answer and the demo agent's are held at g's gates (a nil
+// channel holds nothing).
+func script(g *gates) llmtest.Script {
 	answer := "The demo agent read your notes and asked its helper; here is the end of answer."
+	var helperGate, answerGate chan struct{}
+	if g != nil {
+		helperGate, answerGate = g.helper, g.answer
+	}
 	return llmtest.Route(
-		// The helper answers slowly enough for the canvas to show its tool
-		// node lit while it runs.
-		llmtest.Rule{Match: llmtest.SystemContains("You are the helper"), Script: llmtest.Always(llmtest.Response{Text: "helper says hi", ChunkSize: 2, ChunkDelay: 60 * time.Millisecond})},
+		// The helper answers once the canvas has been seen showing its
+		// tool node lit.
+		llmtest.Rule{Match: llmtest.SystemContains("You are the helper"), Script: llmtest.Always(llmtest.Response{Text: "helper says hi", ChunkSize: 2,
+			ChunkDelay: 20 * time.Millisecond, Hold: helperGate})},
 		llmtest.Rule{Match: llmtest.SystemContains("You are the guarded agent"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
 			if res := r.ToolResults(); len(res) > 0 {
 				return llmtest.Reply("guarded says: " + res[0].Content)
@@ -210,7 +264,8 @@ func script() llmtest.Script {
 		})},
 		llmtest.Rule{Match: llmtest.SystemContains("You are the demo agent"), Script: llmtest.Sequence(
 			llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`), llmtest.Call("Helper", `{"message":"say hi"}`)),
-			llmtest.Response{Text: answer, ChunkSize: 3, ChunkDelay: 25 * time.Millisecond},
+			// Part of the answer shows, then the rest once it was seen.
+			llmtest.Response{Text: answer, ChunkSize: 3, ChunkDelay: 10 * time.Millisecond, Hold: answerGate, HoldAfter: 10},
 		)},
 	)
 }

@@ -3,7 +3,10 @@
 // scripted LLM and the real `ruleagent serve`, then runs this script with:
 //   BASE_URL      the server, CHAINS_DIR its chains folder,
 //   CHROMIUM      the browser, ARTEFACTS where screenshots go,
-//   RULEGO_RULES  RuleGo's testdata/rule folder (import/export round trips).
+//   RULEGO_RULES  RuleGo's testdata/rule folder (import/export round trips),
+//   GATES_URL     where the scripted LLM's held answers are released (POST
+//                 GATES_URL/NAME, see gates in browser_test.go): a check
+//                 waits for the state a held answer shows, then releases it.
 // It prints one line per check and exits non-zero on the first failure.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -11,8 +14,14 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { launch } from './harness.mjs';
 
-const { BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES } = process.env;
-for (const [k, v] of Object.entries({ BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES })) if (!v) throw new Error(`${k} is not set`);
+const { BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES, GATES_URL } = process.env;
+for (const [k, v] of Object.entries({ BASE_URL, CHAINS_DIR, CHROMIUM, ARTEFACTS, RULEGO_RULES, GATES_URL })) if (!v) throw new Error(`${k} is not set`);
+
+// release lets the scripted LLM go on with an answer it holds.
+const release = async (gate) => {
+  const r = await fetch(`${GATES_URL}/${gate}`, { method: 'POST' });
+  assert.equal(r.status, 204, `releasing the ${gate} gate: ${await r.text()}`);
+};
 
 const { page, problems, expected, check, shot, close, passed } = await launch({ chromiumPath: CHROMIUM, artefacts: ARTEFACTS });
 // The one deploy the test makes fail answers 400, which Chromium logs as a
@@ -204,19 +213,20 @@ try {
     });
     await page.getByLabel('Message').fill('hello');
     await page.getByLabel('Message').press('Enter');
-    // A picture of the sub-agent's tool lit while it runs (the assertion is the recorded set below).
-    const litShot = page.locator('[data-testid="tool-agent1-1"].active').waitFor({ timeout: 5000 }).then(() => shot('tool-running'), () => {});
+    // The helper's answer is held until its tool node has been seen lit:
+    // it stays lit until released, however loaded the machine (a delay
+    // only made that likely: a starved page rendered the call's start and
+    // end at once, and never showed it lit).
+    await page.locator('[data-testid="tool-agent1-1"].active').waitFor();
+    await shot('tool-running');
+    await release('helper');
+    // Streaming: the answer is held after its first chunks, so part of it
+    // shows, and not its end, until it is released.
     const text = page.locator('.chat-turn').last().locator('.assistant > .run-body > .assistant-text');
-    // Streaming: part of the answer shows before all of it.
-    const partial = await page.waitForFunction(
-      () => {
-        const el = [...document.querySelectorAll('.chat-turn')].at(-1)?.querySelector('.assistant > .run-body > .assistant-text');
-        return el && el.textContent.length > 0 && !el.textContent.endsWith('end of answer.') ? el.textContent : null;
-      },
-      null,
-      { polling: 10 },
-    );
-    assert.ok((await partial.jsonValue()).length > 0);
+    await text.filter({ hasText: /^The demo agent/ }).waitFor();
+    const partial = await text.textContent();
+    assert.ok(!partial.includes('end of answer.'), `the held answer shows ${JSON.stringify(partial)}`);
+    await release('answer');
     await text.filter({ hasText: 'end of answer.' }).waitFor();
     const read = page.locator('[data-tool-call="read"]');
     await read.waitFor();
@@ -232,7 +242,6 @@ try {
     await page.locator('[data-testid="node-end1"].visited').waitFor();
     await page.locator('.react-flow__edge.taken').waitFor();
     assert.match(await page.getByTestId('usage').textContent(), /tokens: [1-9]\d* in/);
-    await litShot;
     // The sub-agent's tool node was lit during its call (read's call is too
     // quick to be sure to see lit); both calls end done; the model is no
     // call.
