@@ -56,11 +56,9 @@ func (l *Limits) fill() {
 // thread is not the caller's session.
 const MetaThreadGenerated = "threadGenerated"
 
-// MetaVerifiedUser is the message metadata key in which a server names the
-// verified user a run is for (only the server sets it: a caller's own is
-// dropped); empty for the operator's token and unverified callers. A
-// thread-scoped session is bound to it (sessions.Run.Owner).
-const MetaVerifiedUser = "verifiedUser"
+// MetaVerifiedUser is tools.MetaVerifiedUser: the verified user a run is
+// for, set by the server only, passed on to the chains it calls.
+const MetaVerifiedUser = tools.MetaVerifiedUser
 
 // sessionKeyOf is the key of the run's per-session limits: the thread the
 // caller gave (not one a server made up), else the user, else the run

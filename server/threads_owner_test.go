@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ruleagent/ruleagent/internal/llmtest"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -107,4 +108,54 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A sub-agent's thread session is bound the same way: a verified user's
+// run hands its identity on to the agents it calls, so that another user
+// sending the same threadId reaches no sub-agent's thread either.
+func TestSubAgentThreadsBelongToTheirCreator(t *testing.T) {
+	const promptOuter = "You are the outer agent."
+	script := llmtest.Route(
+		llmtest.Rule{Match: llmtest.SystemContains(promptOuter), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("outer: " + res[0].Content)
+			}
+			args, _ := json.Marshal(map[string]string{"message": r.LastUserText()})
+			return llmtest.Calls(llmtest.Call("memo", string(args)))
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains(promptMemo), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			return llmtest.Reply("Noted: " + r.LastUserText())
+		})},
+	)
+	st := sessions.NewMemory()
+	e := newSessionEnvLLM(t, st, map[string]string{
+		"memo":  memoChain("memo", map[string]any{"scope": "thread"}),
+		"outer": chainDSL("outer", "Outer", nil, agentNode(promptOuter, map[string]any{"tools": []any{map[string]any{"type": "agent", "name": "memo", "targetId": "memo"}}})),
+	}, llmtest.NewServer(t, script))
+	v, err := identity.New(identity.Config{Methods: []string{identity.MethodKey}, Keys: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.opts = Options{Store: e.store, Token: opToken, Identity: v, Keys: st}
+	e.base = serveLoopback(t, Handler(e.opts))
+	alice, bob := addKey(t, st, "alice", ""), addKey(t, st, "bob", "")
+	say := func(key, text string) string {
+		t.Helper()
+		code, b, _ := e.do("POST", "/api/v1/chains/outer/run", map[string]any{"input": text, "threadId": "t9"}, "Authorization", "Bearer "+key)
+		var ans runAnswer
+		if code != 200 || json.Unmarshal(b, &ans) != nil {
+			t.Fatalf("run: %d %s", code, b)
+		}
+		return ans.Data
+	}
+	if got := say(alice, "alice's secret"); !strings.Contains(got, "Noted: alice's secret") {
+		t.Fatalf("alice: %s", got)
+	}
+	if got := say(bob, "bob was here"); !strings.Contains(got, "session_not_yours") && !strings.Contains(got, "another user") {
+		t.Fatalf("bob reached alice's sub-agent thread: %s", got)
+	}
+	rec, err := st.Get(t.Context(), "memo:thread:t9")
+	if err != nil || rec.Owner != "alice" || strings.Contains(mustJSON(t, rec.Messages), "bob was here") {
+		t.Fatalf("the sub-agent's thread: %+v %v", rec, err)
+	}
 }

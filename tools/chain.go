@@ -73,6 +73,13 @@ type ChainDesc struct {
 // on to the chain it runs. Everything else stays with the parent: the
 // target chain sees only identity and tracing, never the parent's internals.
 var PropagatedMetadata = []string{
-	"userId", "tenantId", "threadId", "sessionId", "sessionKey",
+	"userId", "tenantId", "threadId", "sessionId", "sessionKey", MetaVerifiedUser,
 	"traceId", "traceparent", "tracestate", "requestId", "locale",
 }
+
+// MetaVerifiedUser is the message metadata key in which a server names the
+// verified user a run is for (only the server sets it: a caller's own is
+// dropped); absent for the operator's token and unverified callers. The
+// thread-scoped sessions of the run's agents, and of the agents it calls,
+// are bound to it (sessions.Run.Owner).
+const MetaVerifiedUser = "verifiedUser"
