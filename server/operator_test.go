@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -65,15 +67,6 @@ func TestOperatorRoutesRefuseUsers(t *testing.T) {
 			if who.name == "alice" && !strings.Contains(string(body), "needs the operator's --token or a credential granted the operator role") {
 				t.Fatalf("alice: %s %s: the refusal does not say why: %s", r.method, r.path, body)
 			}
-		}
-	}
-	// The live trace of every run is the operator's too: a user's
-	// request is refused before the WebSocket layer looks at it (which
-	// answers an operator's plain GET, not an upgrade, 400).
-	for _, who := range []struct{ name, key string }{{"alice", e.alice}, {"ops", ops}} {
-		code, body := e.as(who.key, "GET", "/api/v1/ws", nil)
-		if (code == http.StatusForbidden) != (who.name == "alice") {
-			t.Fatalf("%s: GET /api/v1/ws: %d %s", who.name, code, body)
 		}
 	}
 	// Alice's refused PUT deployed nothing, her refused DELETE removed
@@ -198,4 +191,40 @@ func TestAgentOfAUserCannotDeployThroughSelf(t *testing.T) {
 	if _, ok := store.Engine("built-op"); !ok {
 		t.Fatal("the operator's agent deployed nothing")
 	}
+}
+
+// The live trace (GET /api/v1/ws) shows an operator every run of the
+// chains it watches, and a verified user only its own.
+func TestLiveTraceShowsAUserItsOwnRuns(t *testing.T) {
+	e := newIDEnv(t)
+	ops := addKey(t, e.keys, "ops", identity.RoleOperator)
+	ws := "ws" + strings.TrimPrefix(e.base, "http") + "/api/v1/ws"
+	watch := func(key string) *websocket.Conn {
+		d := websocket.Dialer{Subprotocols: []string{"ruleagent", "bearer." + base64.RawURLEncoding.EncodeToString([]byte(key))}}
+		c, resp, err := d.Dial(ws, nil)
+		if err != nil {
+			t.Fatalf("dial: %v %v", err, resp)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.WriteJSON(map[string]any{"type": "subscribe", "chains": []string{"whoami"}}); err != nil {
+			t.Fatal(err)
+		}
+		readLive(t, c, func(m liveMsg) bool { return m.Type == "subscribed" })
+		return c
+	}
+	alice, op := watch(e.alice), watch(ops)
+	for _, r := range []struct{ key, run string }{{e.bob, "run-bob"}, {e.alice, "run-alice"}} {
+		if code, body := e.as(r.key, "POST", "/api/v1/chains/whoami/run", map[string]any{"input": map[string]any{}, "runId": r.run}); code != 200 {
+			t.Fatalf("%s: %d %s", r.run, code, body)
+		}
+	}
+	// Bob's run came first: alice's stream reaches her own run without
+	// a frame of his; the operator's shows both.
+	for _, m := range readLive(t, alice, func(m liveMsg) bool { return m.RunID == "run-alice" }) {
+		if m.RunID == "run-bob" {
+			t.Fatalf("alice watched bob's run: %+v", m)
+		}
+	}
+	readLive(t, op, func(m liveMsg) bool { return m.RunID == "run-bob" })
+	readLive(t, op, func(m liveMsg) bool { return m.RunID == "run-alice" })
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/ruleagent/ruleagent/editor"
 	"github.com/ruleagent/ruleagent/examples"
 	"github.com/ruleagent/ruleagent/metrics"
+	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/live"
 )
 
 // routes is the route table of the API (see README, "HTTP API").
@@ -52,13 +54,8 @@ func (o Options) routes() map[string]http.Handler {
 		keysAPI{keys: o.Keys}.register(add)
 	}
 	g := o.guard()
-	// The live trace shows every run: an operator's view.
-	live := s.live.Handler(func(r *http.Request) bool { return g.checkOrigin(r) == nil })
-	routes["GET /api/v1/ws"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if operatorOnly(w, r, "watching every run's live trace (/api/v1/ws)") {
-			live.ServeHTTP(w, r)
-		}
-	})
+	// The live trace shows an operator every run, a user its own.
+	routes["GET /api/v1/ws"] = s.live.HandlerFiltered(func(r *http.Request) bool { return g.checkOrigin(r) == nil }, s.runsOf)
 	return routes
 }
 
@@ -101,4 +98,17 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 
 func openAINotFound(w http.ResponseWriter, r *http.Request) {
 	writeOpenAIError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path, "invalid_request_error", "unknown_url")
+}
+
+// runsOf is the live trace's filter for the caller of r: none for
+// operators (every run), a user's own runs for a verified user.
+func (s *Store) runsOf(r *http.Request) live.RunFilter {
+	p := identity.From(r.Context())
+	if p.Operator() {
+		return nil
+	}
+	return func(runID string) bool {
+		run, ok := s.runs.Get(runID)
+		return ok && run.Info().User == p.User
+	}
 }

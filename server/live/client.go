@@ -27,13 +27,24 @@ const (
 const closeTooSlow = websocket.ClosePolicyViolation
 
 type client struct {
-	conn   *websocket.Conn
-	queue  chan []byte
+	conn  *websocket.Conn
+	queue chan []byte
+	// runs, when set, says which runs the client may watch (RunFilter).
+	runs   RunFilter
 	mu     sync.Mutex
 	chains map[string]struct{}
 
 	dropOnce sync.Once
 	gone     chan struct{}
+}
+
+// RunFilter says whether a client may watch the run with runID: a caller
+// who may see only its own runs gets one (nil: every run).
+type RunFilter func(runID string) bool
+
+// watchesRun reports whether c is subscribed to chainID and may see runID.
+func (c *client) watchesRun(chainID, runID string) bool {
+	return c.watches(chainID) && (c.runs == nil || c.runs(runID))
 }
 
 func (c *client) watches(id string) bool {
@@ -107,6 +118,13 @@ func BearerSubprotocol(r *http.Request) ([]byte, bool) {
 // when the handler is mounted alone); nil admits same-origin pages and
 // non-browser clients only.
 func (h *Hub) Handler(checkOrigin func(r *http.Request) bool) http.Handler {
+	return h.HandlerFiltered(checkOrigin, nil)
+}
+
+// HandlerFiltered is Handler whose clients see only the runs filterOf
+// their handshake request admits (a nil filterOf, or a nil RunFilter:
+// every run); chain notes go to every client.
+func (h *Hub) HandlerFiltered(checkOrigin func(r *http.Request) bool, filterOf func(r *http.Request) RunFilter) http.Handler {
 	if checkOrigin == nil {
 		checkOrigin = sameOriginOrNone
 	}
@@ -122,6 +140,9 @@ func (h *Hub) Handler(checkOrigin func(r *http.Request) bool) http.Handler {
 			return // the upgrader answered the client
 		}
 		c := &client{conn: conn, queue: make(chan []byte, queueSize), chains: map[string]struct{}{}, gone: make(chan struct{})}
+		if filterOf != nil {
+			c.runs = filterOf(r)
+		}
 		h.add(c)
 		defer h.remove(c)
 		go c.writeLoop()

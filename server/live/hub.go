@@ -76,7 +76,7 @@ func (h *Hub) Node(t NodeTrace) {
 		NodeTrace
 	}{"node", t})
 	if err == nil {
-		h.publish(t.ChainID, b)
+		h.publish(t.ChainID, t.RunID, b)
 	}
 }
 
@@ -93,7 +93,7 @@ func (h *Hub) Event(chainID, runID string, e *events.Event) {
 	b = append(b, `,"event":`...)
 	b = e.AppendJSON(b)
 	b = append(b, '}')
-	h.publish(chainID, b)
+	h.publish(chainID, runID, b)
 }
 
 // Chain tells every client that a chain was deployed or deleted.
@@ -107,8 +107,8 @@ func (h *Hub) Chain(chainID, change string) {
 	}
 }
 
-func (h *Hub) publish(chainID string, b []byte) {
-	h.fanout(b, func(c *client) bool { return c.watches(chainID) })
+func (h *Hub) publish(chainID, runID string, b []byte) {
+	h.fanout(b, func(c *client) bool { return c.watchesRun(chainID, runID) })
 }
 
 // fanout queues b for every client want selects.
