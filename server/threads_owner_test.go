@@ -90,6 +90,14 @@ func TestThreadsBelongToTheirCreator(t *testing.T) {
 	if rec, _ := st.Get(t.Context(), "memo:thread:t1"); rec.Owner != "alice" {
 		t.Fatalf("owner after the operator's turn: %q", rec.Owner)
 	}
+	// A thread the operator's token started has no owner: no verified
+	// user continues it.
+	if ans := say(opToken, "t2", "the operator's thread"); ans.Outcome != "success" {
+		t.Fatalf("the operator starts a thread: %+v", ans)
+	}
+	if ans := say(alice, "t2", "mine now?"); ans.ErrorCode != "session_not_yours" {
+		t.Fatalf("alice continuing the operator's thread: %+v", ans)
+	}
 	// A caller cannot make itself the owner through metadata.
 	code, b, _ = e.do("POST", "/api/v1/chains/memo/run", map[string]any{"input": "hi", "threadId": "t1",
 		"metadata": map[string]any{"verifiedUser": "alice"}}, "Authorization", "Bearer "+bob)
