@@ -21,6 +21,10 @@ type ChainInfo struct {
 	IsAgent bool `json:"isAgent"`
 	// MCP is true when additionalInfo.mcp marks the chain as a tool.
 	MCP bool `json:"mcp,omitempty"`
+	// MCPTask is additionalInfo.mcpTask, how the chain's MCP tool runs as a
+	// task (the tasks extension): "optional" (the default: a task for
+	// clients that declare the extension), "required" or "forbidden".
+	MCPTask string `json:"mcpTask,omitempty"`
 	// InputSchema is additionalInfo.inputSchema, when given.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// File is the chain's file in the chains folder, if it has one.
@@ -79,6 +83,9 @@ func Describe(dsl []byte) (ChainInfo, error) {
 	}
 	if b, ok := rc.AdditionalInfo["mcp"].(bool); ok {
 		info.MCP = b
+	}
+	if v, ok := rc.AdditionalInfo["mcpTask"].(string); ok {
+		info.MCPTask = v
 	}
 	switch v := rc.AdditionalInfo["inputSchema"].(type) {
 	case string:

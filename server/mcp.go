@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/ruleagent/ruleagent/state/tasks"
+
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
@@ -27,6 +29,16 @@ type MCPOptions struct {
 	// MaxWaitingInput bounds the runs waiting for their clients' input;
 	// a question beyond it fails the call. 100 when zero.
 	MaxWaitingInput int
+	// Tasks keeps the state of MCP tasks (the tasks extension): memory
+	// when nil; the state file under --data or the sessions' Redis in
+	// serve, so that every replica reads every task.
+	Tasks tasks.Store
+	// TaskTTL is how long a task is kept after its last change. 1 hour
+	// when zero.
+	TaskTTL time.Duration
+	// MaxTasks bounds the tasks running in this process; a call beyond it
+	// answers a tool error. 100 when zero.
+	MaxTasks int
 }
 
 // Defaults of MCPOptions.
@@ -84,6 +96,7 @@ func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 	}
 	srv := mcpserver.NewMCPServer("ruleagent", o.Version,
 		mcpserver.WithToolCapabilities(true),
+		mcpserver.WithExtensions(map[string]any{tasksExtension: map[string]any{}}),
 		mcpserver.WithRecovery(),
 		mcpserver.WithInstructions(mcpInstructions(s.readOnly)))
 	waiting, err := newWaitingRuns(o.InputTimeout, o.MaxWaitingInput)
@@ -93,6 +106,9 @@ func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 	}
 	ct := &chainTools{store: s, host: gosdkHost{srv}, opts: o, waiting: waiting,
 		byChain: map[string]exposedChain{}, byName: map[string]string{}, withheld: map[string]bool{}, untold: map[string][]exposureNote{}}
+	if ct.tasks, err = newMCPTasks(o.Tasks, o.TaskTTL, o.InputTimeout, o.MaxTasks, ct.outcome); err != nil {
+		panic(err) // crypto/rand does not fail either
+	}
 	ct.publishCatalog()
 	// Watch first, then expose what is already deployed: a chain deployed
 	// in between is updated twice, never missed.

@@ -52,12 +52,30 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 		if err := checkResponses(call.Responses); err != nil {
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
 		}
+		support := taskSupport(exposed.info)
+		if support == taskRequired && !call.Tasks {
+			return toolOutcome{Err: &protocolError{Code: codeMissingCapability,
+				Message: "this tool runs only as a task: declare the " + tasksExtension + " extension in the request's clientCapabilities",
+				Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}}
+		}
 		input, err := chainInput(exposed.info, call.Args)
 		if err != nil {
 			return errorOutcome(err.Error())
 		}
+		asTask := call.Tasks && call.Modern && support != taskForbidden
+		if asTask {
+			if why := c.tasks.full(); why != "" {
+				return errorOutcome(why)
+			}
+			// The task's progress is its status, polled: nothing is sent
+			// on the call's stream, which ends with the CreateTaskResult.
+			call.Progress = nil
+		}
 		if run, err = c.startRun(ctx, id, input, call); err != nil {
 			return errorOutcome(err.Error())
+		}
+		if asTask {
+			return c.tasks.start(ctx, exposed.name, run, call)
 		}
 	}
 	return c.await(ctx, run, call)

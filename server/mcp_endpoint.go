@@ -30,6 +30,8 @@ import (
 type mcpEndpoint struct {
 	h     *mcpserver.StreamableHTTPServer
 	calls *openCalls
+	// tasks answers the methods of the tasks extension (mcp_tasks_http.go).
+	tasks *mcpTasks
 }
 
 // maxMCPBody bounds the body read to learn a request's id; mcp-go applies
@@ -49,6 +51,9 @@ func (e mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var head rpcHead
 	_ = json.Unmarshal(body, &head)
+	if e.tasks != nil && e.tasks.serveHTTP(w, r, body, head.ID) {
+		return
+	}
 	slot := &errSlot{}
 	sw := &slotWriter{ResponseWriter: w, slot: slot, id: head.ID, rc: http.NewResponseController(w),
 		writeTimeout: sse.LimitsOf(w).WriteTimeout}
@@ -72,6 +77,8 @@ func (e mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type errSlot struct {
 	mu  sync.Mutex
 	err *protocolError
+	// result replaces the library's result (a task's CreateTaskResult).
+	result json.RawMessage
 }
 
 type errSlotKey struct{}
@@ -80,6 +87,18 @@ func (s *errSlot) set(err *protocolError) {
 	s.mu.Lock()
 	s.err = err
 	s.mu.Unlock()
+}
+
+func (s *errSlot) setResult(raw json.RawMessage) {
+	s.mu.Lock()
+	s.result = raw
+	s.mu.Unlock()
+}
+
+func (s *errSlot) getResult() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.result
 }
 
 func (s *errSlot) get() *protocolError {
@@ -127,8 +146,8 @@ func (w *slotWriter) begin() {
 		return
 	}
 	w.started = true
-	perr := w.slot.get()
-	if perr == nil {
+	perr, result := w.slot.get(), w.slot.getResult()
+	if perr == nil && result == nil {
 		return
 	}
 	w.replaced = true
@@ -136,8 +155,23 @@ func (w *slotWriter) begin() {
 	h := w.ResponseWriter.Header()
 	h.Del("Content-Length")
 	h.Set("Content-Type", "application/json")
-	w.ResponseWriter.WriteHeader(http.StatusBadRequest)
-	_, _ = w.ResponseWriter.Write(perr.response(w.id))
+	if perr != nil {
+		w.ResponseWriter.WriteHeader(http.StatusBadRequest)
+		_, _ = w.ResponseWriter.Write(perr.response(w.id))
+		return
+	}
+	w.ResponseWriter.WriteHeader(http.StatusOK)
+	_, _ = w.ResponseWriter.Write(resultResponse(w.id, result))
+}
+
+// resultResponse is the JSON-RPC answer, with its newline, to request id
+// with result.
+func resultResponse(id, result json.RawMessage) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	return append(body, '\n')
 }
 
 // openStream starts the response as an event stream. The caller holds

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -57,6 +58,11 @@ func (h gosdkHost) toolCall(ctx context.Context, req mcp.CallToolRequest) toolCa
 	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		call.Modern = true
 		call.CanElicit = info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+		// Tasks are served over HTTP, whose endpoint answers the
+		// CreateTaskResult (mcpEndpoint); elsewhere a call runs as usual.
+		if _, overHTTP := ctx.Value(errSlotKey{}).(*errSlot); overHTTP && info.ClientCapabilities != nil {
+			_, call.Tasks = info.ClientCapabilities.Extensions[tasksExtension]
+		}
 	} else if s, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok {
 		call.CanElicit = s.GetClientCapabilities().Elicitation != nil
 	}
@@ -93,6 +99,13 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 // own code.
 func render(ctx context.Context, out toolOutcome) (*mcp.CallToolResult, error) {
 	switch {
+	case out.Raw != nil:
+		// Only over HTTP: the endpoint answers with it (mcpEndpoint).
+		if slot, ok := ctx.Value(errSlotKey{}).(*errSlot); ok {
+			slot.setResult(out.Raw)
+			return &mcp.CallToolResult{}, nil
+		}
+		return nil, errors.New("tasks are only served over HTTP")
 	case out.Err != nil:
 		if slot, ok := ctx.Value(errSlotKey{}).(*errSlot); ok {
 			slot.set(out.Err)

@@ -50,7 +50,7 @@ func (s *Store) mcpEndpoint() http.Handler {
 	h := s.mcpTransport()
 	s.mcpHTTPMu.Lock()
 	defer s.mcpHTTPMu.Unlock()
-	return mcpEndpoint{h: h, calls: s.mcpCalls}
+	return mcpEndpoint{h: h, calls: s.mcpCalls, tasks: s.mcpTools.tasks}
 }
 
 func (s *Store) mcpTransport() *mcpserver.StreamableHTTPServer {
@@ -90,6 +90,7 @@ func (s *Store) CloseMCPSessions() {
 func (s *Store) closeMCPHTTP() {
 	if s.mcpTools != nil {
 		s.mcpTools.waiting.close()
+		s.mcpTools.tasks.close()
 	}
 	if h := s.startedMCPHTTP(); h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), mcpShutdownTimeout)

@@ -31,6 +31,10 @@ type toolCall struct {
 	State     string
 	// Peer reaches the client while the call runs.
 	Peer mcpPeer
+	// Tasks reports that the client declared the tasks extension
+	// (io.modelcontextprotocol/tasks) on this request: a chain tool then
+	// answers with a task (see mcpTasks).
+	Tasks bool
 }
 
 // mcpPeer is what a running call may do to its client.
@@ -60,6 +64,9 @@ type toolOutcome struct {
 
 	// Err, when set, is answered as a JSON-RPC error instead of a result.
 	Err *protocolError
+	// Raw, when set, is the result as it goes on the wire: one the MCP
+	// library cannot express (a CreateTaskResult of the tasks extension).
+	Raw json.RawMessage
 }
 
 // protocolError is a JSON-RPC error a tool call is answered with.

@@ -25,6 +25,7 @@ type chainTools struct {
 	host    toolHost
 	opts    MCPOptions
 	waiting *waitingRuns
+	tasks   *mcpTasks
 
 	mu      sync.Mutex
 	byChain map[string]exposedChain // chain id -> its tool

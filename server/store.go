@@ -25,6 +25,7 @@ import (
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/health"
+	"github.com/ruleagent/ruleagent/state/tasks"
 )
 
 // Store keeps a folder of chain files deployed in a private engine pool,
@@ -125,6 +126,9 @@ type StoreOptions struct {
 	// Replica names this process among those sharing Checkpoints (a
 	// fresh id when empty).
 	Replica string
+	// MCPTasks keeps the state of the MCP server's tasks (see
+	// MCPOptions.Tasks); memory when nil.
+	MCPTasks tasks.Store
 }
 
 // OpenStore is OpenStoreWith with default options.
@@ -157,7 +161,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		s.replica = health.NewReplicaID()
 	}
 	s.expiry = &expiryTimers{fire: s.expire}
-	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger})
+	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger, Tasks: o.MCPTasks})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
 		cfg.Udf = map[string]any{}

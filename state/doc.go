@@ -14,6 +14,7 @@
 //	state/checkpoint  paused runs as checkpoints any replica can claim (once) and resume; the State a resume needs
 //	state/chainsync   a versioned chain store (the folder; Redis) and the Syncer that applies it on every replica
 //	state/health      liveness and readiness, Links that count consumption gaps, the replica registry
+//	state/tasks       MCP tasks (the tasks extension): status, questions and result, read on any replica
 //
 // # Redis keys
 //
@@ -30,6 +31,7 @@
 //	control:REPLICA                                  control (pub/sub channels)
 //	chains, chains:rev, chains:changes               chainsync
 //	replica:ID, replicas                             health
+//	task:{ID}                                        tasks (MCP tasks, expiring with the task)
 //	usage:rec:DAY, usage:day:DAY:DIM:ID, usage:applied  ledger (usage records, daily totals, writers' last batches)
 //
 // # Integration plan (issue 22), for server/ and cmd/ruleagent

@@ -130,8 +130,13 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	// Deferred before the store's Close, so it runs after it.
 	defer closePaused()
+	mcpTasks, err := mcpTaskStore(sess)
+	if err != nil {
+		return err
+	}
 	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
-		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage, Checkpoints: checkpoints, Replica: replica})
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage, Checkpoints: checkpoints, Replica: replica,
+		MCPTasks: mcpTasks})
 	defer store.Close()
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)

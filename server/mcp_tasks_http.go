@@ -1,0 +1,127 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ruleagent/ruleagent/server/identity"
+)
+
+// taskRequest is what the tasks methods read of a request.
+type taskRequest struct {
+	Method string `json:"method"`
+	Params struct {
+		TaskID         string                     `json:"taskId"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		Meta           *mcp.Meta                  `json:"_meta"`
+	} `json:"params"`
+}
+
+// serveHTTP answers tasks/get, tasks/update and tasks/cancel of a
+// 2026-07-28 request (mcp-go v1.2.1 knows only the tasks of 2025-11-25,
+// whose wire differs). It reports false for anything else, which mcp-go
+// answers: another method, a legacy request, a request whose protocol
+// version header and _meta disagree or name a version not served (mcp-go
+// answers those with their errors), and tasks/result and tasks/list, which
+// the extension removed (-32601).
+func (m *mcpTasks) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte, id json.RawMessage) bool {
+	var req taskRequest
+	if json.Unmarshal(body, &req) != nil {
+		return false
+	}
+	switch req.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+	default:
+		return false
+	}
+	version := req.Params.Meta.ProtocolVersion()
+	if !mcp.IsModernProtocol(version) || r.Header.Get(mcp.HeaderProtocolVersion) != version {
+		return false
+	}
+	answer := func(result any, perr *protocolError) {
+		w.Header().Set("Content-Type", "application/json")
+		if perr != nil {
+			w.WriteHeader(taskErrorStatus(perr.Code))
+			_, _ = w.Write(perr.response(id))
+			return
+		}
+		raw, _ := json.Marshal(result)
+		_, _ = w.Write(resultResponse(id, raw))
+	}
+	// Routing headers (SEP-2243, SEP-2663): required, and they must
+	// match the body, as mcp-go requires of the other methods.
+	if h := r.Header.Get(mcp.HeaderMethod); h != req.Method {
+		answer(nil, &protocolError{Code: mcp.HEADER_MISMATCH, Message: "the Mcp-Method header " + strconv.Quote(h) + " does not match the request's method " + req.Method})
+		return true
+	}
+	if h := r.Header.Get(mcp.HeaderName); h != req.Params.TaskID {
+		answer(nil, &protocolError{Code: mcp.HEADER_MISMATCH, Message: "the Mcp-Name header " + strconv.Quote(h) + " does not match params.taskId"})
+		return true
+	}
+	if !declaresTasks(req.Params.Meta) {
+		answer(nil, &protocolError{Code: codeMissingCapability,
+			Message: req.Method + " needs the " + tasksExtension + " extension, which the request's clientCapabilities do not declare",
+			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}})
+		return true
+	}
+	if req.Params.TaskID == "" {
+		answer(nil, &protocolError{Code: codeInvalidParams, Message: "params.taskId is required"})
+		return true
+	}
+	ctx, p := r.Context(), identity.From(r.Context())
+	ack := map[string]any{"resultType": "complete"}
+	var err error
+	switch req.Method {
+	case "tasks/get":
+		t, err := m.find(ctx, req.Params.TaskID, p)
+		if err != nil {
+			answer(nil, err.(*protocolError))
+			return true
+		}
+		answer(taskWire(t, "complete"), nil)
+		return true
+	case "tasks/cancel":
+		err = m.cancel(ctx, req.Params.TaskID, p)
+	case "tasks/update":
+		err = m.update(ctx, req.Params.TaskID, p, req.Params.InputResponses)
+	}
+	if err != nil {
+		answer(nil, err.(*protocolError))
+		return true
+	}
+	answer(ack, nil)
+	return true
+}
+
+// declaresTasks reports whether a request's clientCapabilities declare the
+// tasks extension.
+func declaresTasks(meta *mcp.Meta) bool {
+	if meta == nil {
+		return false
+	}
+	raw, ok := meta.AdditionalFields[mcp.MetaKeyClientCapabilities]
+	if !ok {
+		return false
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return false
+	}
+	var caps mcp.ClientCapabilities
+	if json.Unmarshal(b, &caps) != nil {
+		return false
+	}
+	_, ok = caps.Extensions[tasksExtension]
+	return ok
+}
+
+// taskErrorStatus is the HTTP status 2026-07-28 gives an error answer.
+func taskErrorStatus(code int) int {
+	if code == codeInternal {
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}

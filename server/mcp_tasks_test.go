@@ -1,0 +1,257 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ruleagent/ruleagent/internal/redistest"
+	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/state/tasks"
+)
+
+// taskReplica is one server of a fleet sharing a task store.
+type taskReplica struct {
+	store *Store
+	url   string
+}
+
+// newTaskFleet starts n servers with the tasks conformance fixtures
+// (confirm_delete, slow_compute, ...) on one task store, as replicas on
+// one Redis are; the store's own fleet behaviour is the contract of
+// state/tasks.
+func newTaskFleet(t *testing.T, n int, shared tasks.Store) []taskReplica {
+	t.Helper()
+	var out []taskReplica
+	for range n {
+		dir := t.TempDir()
+		files := fixtureFiles(t, filepath.Join(conformanceFixtures, "confirm_delete.json"),
+			filepath.Join(conformanceFixtures, "slow_compute.json"), filepath.Join(conformanceFixtures, "greet.json"))
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, errs := OpenStoreWith(dir, NewConfig(nil), StoreOptions{MCPTasks: shared})
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		t.Cleanup(s.Close)
+		out = append(out, taskReplica{store: s, url: serveLoopback(t, Handler(Options{Store: s})) + "/mcp"})
+	}
+	return out
+}
+
+// modernCall posts one 2026-07-28 request; caps are its clientCapabilities.
+func modernCall(t *testing.T, url, method string, params map[string]any, caps map[string]any) (map[string]any, map[string]any) {
+	t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", name)
+	} else if id, ok := params["taskId"].(string); ok {
+		req.Header.Set("Mcp-Name", id)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return out.Result, out.Error
+}
+
+var withTasks = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasksExtension: map[string]any{}}}
+
+// pollTask polls tasks/get until cond holds.
+func pollTask(t *testing.T, url, id string, cond func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, perr := modernCall(t, url, "tasks/get", map[string]any{"taskId": id}, withTasks)
+		if perr != nil {
+			t.Fatalf("tasks/get %s: %v", id, perr)
+		}
+		if cond(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: last seen %v", id, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMCPTaskAcrossReplicas: a task started on one replica is polled,
+// answered and read on another, and a cancel sent to another replica
+// stops the run on the one that runs it.
+func TestMCPTaskAcrossReplicas(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { acrossReplicas(t, newTaskFleet(t, 2, tasks.NewMemory())) })
+	t.Run("redis", func(t *testing.T) {
+		// Each replica with its own connection to one Redis, as in serve.
+		srv := redistest.Start(t)
+		store := func() tasks.Store {
+			opts, _ := redis.ParseURL(srv.URL)
+			rdb := redis.NewClient(opts)
+			t.Cleanup(func() { rdb.Close() })
+			return tasks.NewRedis(rdb, "ruleagent:")
+		}
+		acrossReplicas(t, []taskReplica{newTaskFleet(t, 1, store())[0], newTaskFleet(t, 1, store())[0]})
+	})
+}
+
+func acrossReplicas(t *testing.T, fleet []taskReplica) {
+	a, b := fleet[0], fleet[1]
+
+	created, perr := modernCall(t, a.url, "tools/call", map[string]any{"name": "confirm_delete", "arguments": map[string]any{"filename": "x"}}, withTasks)
+	if perr != nil || created["resultType"] != "task" || created["taskId"] == nil {
+		t.Fatalf("tools/call: %v %v", created, perr)
+	}
+	id := created["taskId"].(string)
+	asked := pollTask(t, b.url, id, func(m map[string]any) bool { return m["status"] == "input_required" })
+	reqs, _ := asked["inputRequests"].(map[string]any)
+	if _, ok := reqs["confirm"]; !ok {
+		t.Fatalf("inputRequests on b: %v", asked)
+	}
+	if ack, perr := modernCall(t, b.url, "tasks/update", map[string]any{"taskId": id,
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, withTasks); perr != nil || ack["resultType"] != "complete" {
+		t.Fatalf("tasks/update on b: %v %v", ack, perr)
+	}
+	done := pollTask(t, b.url, id, func(m map[string]any) bool { return m["status"] == "completed" })
+	content := done["result"].(map[string]any)["content"].([]any)
+	if text := content[0].(map[string]any)["text"]; text != "deleted" {
+		t.Fatalf("result read on b: %v", done)
+	}
+
+	// confirm_delete waits for its answer; the delay node of slow_compute
+	// would ignore the cancel (components.CancelGrace).
+	created, _ = modernCall(t, a.url, "tools/call", map[string]any{"name": "confirm_delete", "arguments": map[string]any{}}, withTasks)
+	id = created["taskId"].(string)
+	pollTask(t, b.url, id, func(m map[string]any) bool { return m["status"] == "input_required" })
+	if ack, perr := modernCall(t, b.url, "tasks/cancel", map[string]any{"taskId": id}, withTasks); perr != nil || ack["resultType"] != "complete" {
+		t.Fatalf("tasks/cancel on b: %v %v", ack, perr)
+	}
+	pollTask(t, a.url, id, func(m map[string]any) bool { return m["status"] == "cancelled" })
+	waitFor(t, "the run on a to stop", func() bool {
+		a.store.mcpTools.tasks.mu.Lock()
+		defer a.store.mcpTools.tasks.mu.Unlock()
+		return len(a.store.mcpTools.tasks.live) == 0
+	})
+}
+
+// TestMCPTaskFailed: a task whose chain asks a client that declared no
+// elicitation ends failed, with the JSON-RPC error and no result; a
+// client without the extension gets a plain result, and tasks/get is
+// refused with -32021.
+func TestMCPTaskFailed(t *testing.T) {
+	r := newTaskFleet(t, 1, nil)[0]
+	noElicit := map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}
+	created, _ := modernCall(t, r.url, "tools/call", map[string]any{"name": "confirm_delete", "arguments": map[string]any{}}, noElicit)
+	failed := pollTask(t, r.url, created["taskId"].(string), func(m map[string]any) bool { return m["status"] == "failed" })
+	e, _ := failed["error"].(map[string]any)
+	if e["code"] != float64(codeMissingCapability) || failed["result"] != nil {
+		t.Fatalf("failed task: %v", failed)
+	}
+	plain, _ := modernCall(t, r.url, "tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0}}, map[string]any{})
+	if plain["resultType"] != "complete" || plain["taskId"] != nil {
+		t.Fatalf("a call without the extension: %v", plain)
+	}
+	if _, perr := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": created["taskId"]}, map[string]any{}); perr == nil || perr["code"] != float64(codeMissingCapability) {
+		t.Fatalf("tasks/get without the extension: %v", perr)
+	}
+}
+
+// TestMCPTaskBoundToCaller: a verified user's task is unknown to another
+// user (-32602, as a task that never existed), and theirs to read and
+// cancel; task ids are 128 random bits.
+func TestMCPTaskBoundToCaller(t *testing.T) {
+	r := newTaskFleet(t, 1, nil)[0]
+	m := r.store.mcpTools.tasks
+	ada := identity.Principal{User: "ada", Method: identity.MethodKey}
+	bob := identity.Principal{User: "bob", Method: identity.MethodKey}
+	ct := r.store.mcpTools
+	ctx := identity.With(context.Background(), ada)
+	out := ct.call(ctx, "confirm_delete", toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true})
+	var created map[string]any
+	if err := json.Unmarshal(out.Raw, &created); err != nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	id := created["taskId"].(string)
+	if len(id) != len("task-")+32 {
+		t.Errorf("task id %q", id)
+	}
+	if _, err := m.find(ctx, id, bob); err == nil || err.(*protocolError).Code != codeInvalidParams {
+		t.Errorf("bob reads ada's task: %v", err)
+	}
+	if err := m.cancel(ctx, id, bob); err == nil {
+		t.Error("bob cancelled ada's task")
+	}
+	if err := m.update(ctx, id, bob, nil); err == nil {
+		t.Error("bob answered ada's task")
+	}
+	if got, err := m.find(ctx, id, ada); err != nil || got.Owner != "ada" {
+		t.Fatalf("ada's task: %v %+v", err, got)
+	}
+	if err := m.cancel(ctx, id, ada); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := m.find(ctx, id, ada); got.Status != tasks.Cancelled {
+		t.Errorf("after ada's cancel: %+v", got)
+	}
+	waitFor(t, "the run to stop", func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.live) == 0
+	})
+}
+
+// TestMCPTaskLimit: beyond MaxTasks running here, a call answers a tool
+// error instead of starting a run; a task that ends frees its place.
+func TestMCPTaskLimit(t *testing.T) {
+	r := newTaskFleet(t, 1, nil)[0]
+	_, ct := newMCPService(r.store, MCPOptions{MaxTasks: 1})
+	t.Cleanup(ct.tasks.close)
+	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true}
+	first := ct.call(context.Background(), "confirm_delete", call)
+	if first.Raw == nil {
+		t.Fatalf("first call: %+v", first)
+	}
+	if second := ct.call(context.Background(), "confirm_delete", call); !second.IsError || second.Raw != nil {
+		t.Fatalf("a call beyond the limit: %+v", second)
+	}
+	var created struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(first.Raw, &created)
+	if err := ct.tasks.cancel(context.Background(), created.TaskID, identity.Principal{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the place to be free", func() bool { return ct.tasks.full() == "" })
+	if third := ct.call(context.Background(), "confirm_delete", call); third.Raw == nil {
+		t.Fatalf("a call once the task ended: %+v", third)
+	}
+}
