@@ -25,6 +25,10 @@ type ChainInfo struct {
 	// task (the tasks extension): "optional" (the default: a task for
 	// clients that declare the extension), "required" or "forbidden".
 	MCPTask string `json:"mcpTask,omitempty"`
+	// MCPTaskAfterInput is additionalInfo.mcpTaskAfterInput: the chain
+	// asks for its input first, as a plain call (input_required), and the
+	// call that answers becomes the task.
+	MCPTaskAfterInput bool `json:"mcpTaskAfterInput,omitempty"`
 	// InputSchema is additionalInfo.inputSchema, when given.
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// File is the chain's file in the chains folder, if it has one.
@@ -86,6 +90,9 @@ func Describe(dsl []byte) (ChainInfo, error) {
 	}
 	if v, ok := rc.AdditionalInfo["mcpTask"].(string); ok {
 		info.MCPTask = v
+	}
+	if b, ok := rc.AdditionalInfo["mcpTaskAfterInput"].(bool); ok {
+		info.MCPTaskAfterInput = b
 	}
 	switch v := rc.AdditionalInfo["inputSchema"].(type) {
 	case string:

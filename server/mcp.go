@@ -106,7 +106,7 @@ func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 	}
 	ct := &chainTools{store: s, host: gosdkHost{srv}, opts: o, waiting: waiting,
 		byChain: map[string]exposedChain{}, byName: map[string]string{}, withheld: map[string]bool{}, untold: map[string][]exposureNote{}}
-	if ct.tasks, err = newMCPTasks(o.Tasks, o.TaskTTL, o.InputTimeout, o.MaxTasks, ct.outcome); err != nil {
+	if ct.tasks, err = newMCPTasks(o.Tasks, o.TaskTTL, o.InputTimeout, o.MaxTasks, o.Version, ct.outcome); err != nil {
 		panic(err) // crypto/rand does not fail either
 	}
 	ct.publishCatalog()

@@ -48,6 +48,18 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
 		}
 		run = r
+		if call.Tasks && taskSupport(exposed.info) != taskForbidden {
+			// The client answered the questions asked before the task
+			// began (additionalInfo.mcpTaskAfterInput), and can take a
+			// task: the run goes on as one.
+			r.progress.detach(true)
+			c.waiting.forget(r)
+			if why := c.tasks.full(); why != "" {
+				r.cancel(errors.New(why))
+				return errorOutcome(why)
+			}
+			return c.tasks.start(ctx, exposed.name, r, call)
+		}
 	} else {
 		if err := checkResponses(call.Responses); err != nil {
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
@@ -62,7 +74,10 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 		if err != nil {
 			return errorOutcome(err.Error())
 		}
-		asTask := call.Tasks && call.Modern && support != taskForbidden
+		// A chain that asks first (mcpTaskAfterInput) runs as a plain call
+		// until its questions are answered: the retry that answers them
+		// becomes the task (above); one that never asks answers at once.
+		asTask := call.Tasks && call.Modern && support != taskForbidden && !exposed.info.MCPTaskAfterInput
 		if asTask {
 			if why := c.tasks.full(); why != "" {
 				return errorOutcome(why)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/state/tasks"
 	"github.com/ruleagent/ruleagent/tools/ask"
@@ -56,6 +58,9 @@ type mcpTasks struct {
 	max     int           // tasks running here at most
 	// outcome is the tool's answer to a run that ended (chainTools.outcome).
 	outcome func(*chainRun) toolOutcome
+	// meta is the _meta of every result: the serverInfo 2026-07-28 asks
+	// results to carry, as mcp-go puts on its own.
+	meta map[string]any
 
 	mu     sync.Mutex
 	live   map[string]*taskRun // tasks whose run is in this process
@@ -73,7 +78,7 @@ type taskRun struct {
 	poke chan struct{}
 }
 
-func newMCPTasks(store tasks.Store, ttl, timeout time.Duration, max int, outcome func(*chainRun) toolOutcome) (*mcpTasks, error) {
+func newMCPTasks(store tasks.Store, ttl, timeout time.Duration, max int, version string, outcome func(*chainRun) toolOutcome) (*mcpTasks, error) {
 	replica, err := randomID()
 	if err != nil {
 		return nil, err
@@ -87,7 +92,8 @@ func newMCPTasks(store tasks.Store, ttl, timeout time.Duration, max int, outcome
 	if max <= 0 {
 		max = defaultMaxTasks
 	}
-	return &mcpTasks{store: store, ttl: ttl, poll: taskPollInterval, replica: replica, timeout: timeout, max: max,
+	meta := map[string]any{mcp.MetaKeyServerInfo: map[string]any{"name": "ruleagent", "version": version}}
+	return &mcpTasks{store: store, ttl: ttl, poll: taskPollInterval, replica: replica, timeout: timeout, max: max, meta: meta,
 		outcome: outcome, live: map[string]*taskRun{}}, nil
 }
 
@@ -135,7 +141,9 @@ func (m *mcpTasks) start(ctx context.Context, tool string, run *chainRun, call t
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go m.watch(tr)
-	raw, err := json.Marshal(taskWire(t, "task"))
+	w := taskWire(t, "task")
+	w["_meta"] = m.meta
+	raw, err := json.Marshal(w)
 	if err != nil {
 		return errorOutcome(err.Error())
 	}

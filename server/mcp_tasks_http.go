@@ -72,7 +72,7 @@ func (m *mcpTasks) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte
 		return true
 	}
 	ctx, p := r.Context(), identity.From(r.Context())
-	ack := map[string]any{"resultType": "complete"}
+	ack := map[string]any{"resultType": "complete", "_meta": m.meta}
 	var err error
 	switch req.Method {
 	case "tasks/get":
@@ -81,7 +81,9 @@ func (m *mcpTasks) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte
 			answer(nil, err.(*protocolError))
 			return true
 		}
-		answer(taskWire(t, "complete"), nil)
+		w := taskWire(t, "complete")
+		w["_meta"] = m.meta
+		answer(w, nil)
 		return true
 	case "tasks/cancel":
 		err = m.cancel(ctx, req.Params.TaskID, p)

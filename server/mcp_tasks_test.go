@@ -33,7 +33,8 @@ func newTaskFleet(t *testing.T, n int, shared tasks.Store) []taskReplica {
 	for range n {
 		dir := t.TempDir()
 		files := fixtureFiles(t, filepath.Join(conformanceFixtures, "confirm_delete.json"),
-			filepath.Join(conformanceFixtures, "slow_compute.json"), filepath.Join(conformanceFixtures, "greet.json"))
+			filepath.Join(conformanceFixtures, "slow_compute.json"), filepath.Join(conformanceFixtures, "greet.json"),
+			filepath.Join(conformanceFixtures, "test_tool_with_task.json"))
 		for name, b := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 				t.Fatal(err)
@@ -130,6 +131,9 @@ func acrossReplicas(t *testing.T, fleet []taskReplica) {
 	created, perr := modernCall(t, a.url, "tools/call", map[string]any{"name": "confirm_delete", "arguments": map[string]any{"filename": "x"}}, withTasks)
 	if perr != nil || created["resultType"] != "task" || created["taskId"] == nil {
 		t.Fatalf("tools/call: %v %v", created, perr)
+	}
+	if info, _ := created["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"].(map[string]any); info["name"] != "ruleagent" {
+		t.Errorf("the CreateTaskResult's serverInfo: %v", created)
 	}
 	id := created["taskId"].(string)
 	asked := pollTask(t, b.url, id, func(m map[string]any) bool { return m["status"] == "input_required" })
@@ -253,5 +257,27 @@ func TestMCPTaskLimit(t *testing.T) {
 	waitFor(t, "the place to be free", func() bool { return ct.tasks.full() == "" })
 	if third := ct.call(context.Background(), "confirm_delete", call); third.Raw == nil {
 		t.Fatalf("a call once the task ended: %+v", third)
+	}
+}
+
+// TestMCPTaskAfterInput: a chain marked mcpTaskAfterInput asks its
+// question as a plain call (input_required, with a requestState, no task),
+// and the retry that answers it answers a CreateTaskResult; the task's
+// result carries the answer.
+func TestMCPTaskAfterInput(t *testing.T) {
+	r := newTaskFleet(t, 1, nil)[0]
+	first, perr := modernCall(t, r.url, "tools/call", map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{}}, withTasks)
+	if perr != nil || first["resultType"] != "input_required" || first["taskId"] != nil || first["requestState"] == nil {
+		t.Fatalf("round 1: %v %v", first, perr)
+	}
+	second, perr := modernCall(t, r.url, "tools/call", map[string]any{"name": "test_tool_with_task", "arguments": map[string]any{},
+		"requestState":   first["requestState"],
+		"inputResponses": map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}}, withTasks)
+	if perr != nil || second["resultType"] != "task" || second["requestState"] != nil {
+		t.Fatalf("round 2: %v %v", second, perr)
+	}
+	done := pollTask(t, r.url, second["taskId"].(string), func(m map[string]any) bool { return m["status"] == "completed" })
+	if text := done["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; text != "Hello, Ada!" {
+		t.Fatalf("result: %v", done)
 	}
 }
