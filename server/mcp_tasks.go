@@ -30,6 +30,12 @@ const (
 	// often the replica running a task looks in the store for a cancel or
 	// answers received by another replica.
 	taskPollInterval = time.Second
+	// taskHeartbeat is how often the replica running a task says so in
+	// the store; a task whose heartbeat is older than taskDeadAfter (its
+	// replica died without ending it) is failed by the next replica that
+	// reads it.
+	taskHeartbeat = 5 * time.Second
+	taskDeadAfter = 3 * taskHeartbeat
 )
 
 // The ways a chain's tool runs as a task (additionalInfo.mcpTask).
@@ -55,6 +61,8 @@ type mcpTasks struct {
 	// replica names this process in the tasks it runs.
 	replica string
 	timeout time.Duration // how long a task waits for answers
+	beat    time.Duration // taskHeartbeat
+	dead    time.Duration // taskDeadAfter
 	max     int           // tasks running here at most
 	// outcome is the tool's answer to a run that ended (chainTools.outcome).
 	outcome func(*chainRun) toolOutcome
@@ -94,6 +102,7 @@ func newMCPTasks(store tasks.Store, ttl, timeout time.Duration, max int, version
 	}
 	meta := map[string]any{mcp.MetaKeyServerInfo: map[string]any{"name": "ruleagent", "version": version}}
 	return &mcpTasks{store: store, ttl: ttl, poll: taskPollInterval, replica: replica, timeout: timeout, max: max, meta: meta,
+		beat: taskHeartbeat, dead: taskDeadAfter,
 		outcome: outcome, live: map[string]*taskRun{}}, nil
 }
 
@@ -124,7 +133,9 @@ func (m *mcpTasks) start(ctx context.Context, tool string, run *chainRun, call t
 		run.cancel(err)
 		return errorOutcome(err.Error())
 	}
-	t := &tasks.Task{ID: "task-" + id, Owner: run.owner, Tool: tool, Replica: m.replica, Status: tasks.Working, TTL: m.ttl}
+	now := time.Now()
+	t := &tasks.Task{ID: "task-" + id, Owner: run.owner, Tool: tool, Replica: m.replica, Status: tasks.Working, TTL: m.ttl,
+		Changed: now, Alive: now}
 	tr := &taskRun{id: t.ID, run: run, canElicit: call.CanElicit, poke: make(chan struct{}, 1)}
 	m.mu.Lock()
 	if m.closed {
@@ -162,6 +173,7 @@ func (m *mcpTasks) watch(tr *taskRun) {
 	}()
 	tick := time.NewTicker(m.poll)
 	defer tick.Stop()
+	beat := time.Now()
 	var asked string        // the questions last written, as JSON
 	var waiting *time.Timer // ends a run whose questions wait too long
 	defer func() {
@@ -192,8 +204,15 @@ func (m *mcpTasks) watch(tr *taskRun) {
 			return
 		case <-tr.run.wake:
 		case <-tr.poke:
-		case <-tick.C:
+		case now := <-tick.C:
 			m.pickUp(ctx, tr)
+			if now.Sub(beat) >= m.beat {
+				beat = now
+				_, _ = m.store.Update(ctx, tr.id, func(t *tasks.Task) error {
+					t.Alive = now
+					return nil
+				})
+			}
 		}
 	}
 }
@@ -202,6 +221,7 @@ func (m *mcpTasks) watch(tr *taskRun) {
 // or working again when every one is answered.
 func (m *mcpTasks) setQuestions(ctx context.Context, id string, qs []ask.Question) {
 	_, _ = m.store.Update(ctx, id, func(t *tasks.Task) error {
+		t.Changed = time.Now()
 		if len(qs) == 0 {
 			t.Status, t.InputRequests = tasks.Working, nil
 			return nil
@@ -223,11 +243,17 @@ func (m *mcpTasks) setQuestions(ctx context.Context, id string, qs []ask.Questio
 // answers (taken out of the store as they are delivered).
 func (m *mcpTasks) pickUp(ctx context.Context, tr *taskRun) {
 	t, err := m.store.Get(ctx, tr.id)
-	if err != nil || (!t.CancelRequested && len(t.Responses) == 0) {
+	if err != nil || (!t.CancelRequested && !t.Status.Terminal() && len(t.Responses) == 0) {
 		return
 	}
 	if t.CancelRequested {
 		tr.run.cancel(errTaskCancelled)
+		return
+	}
+	if t.Status.Terminal() {
+		// Another replica took this one for dead (its heartbeats did not
+		// land): the task has ended, so has its run.
+		tr.run.cancel(errReplicaGone)
 		return
 	}
 	var taken map[string]json.RawMessage
@@ -253,6 +279,7 @@ func (m *mcpTasks) finish(ctx context.Context, tr *taskRun) {
 	// expires.
 	_, _ = m.store.Update(ctx, tr.id, func(t *tasks.Task) error {
 		t.InputRequests, t.Responses = nil, nil
+		t.Changed = time.Now()
 		var perr *protocolError
 		switch {
 		case errors.Is(r.err, errTaskCancelled) || errors.Is(cause, errTaskCancelled):
@@ -298,8 +325,44 @@ func (m *mcpTasks) find(ctx context.Context, id string, p identity.Principal) (*
 	if err != nil {
 		return nil, &protocolError{Code: codeInternal, Message: "reading the task: " + err.Error()}
 	}
-	return t, nil
+	return m.orphan(ctx, t), nil
 }
+
+// errReplicaGone fails a task whose replica stopped without ending it.
+var errReplicaGone = &protocolError{Code: codeInternal, Message: "the server running the task stopped before it ended (its heartbeat stopped); call the tool again"}
+
+// orphan fails a task whose replica died (no heartbeat for m.dead) and
+// returns it as it now is; any other task as it is.
+func (m *mcpTasks) orphan(ctx context.Context, t *tasks.Task) *tasks.Task {
+	stale := func(t *tasks.Task) bool { return !t.Status.Terminal() && time.Since(t.Alive) > m.dead }
+	m.mu.Lock()
+	_, here := m.live[t.ID]
+	m.mu.Unlock()
+	if here || !stale(t) {
+		return t
+	}
+	got, err := m.store.Update(ctx, t.ID, func(t *tasks.Task) error {
+		if !stale(t) {
+			return errNotStale
+		}
+		t.Status, t.Error, t.InputRequests, t.Changed = tasks.Failed, errReplicaGone.wire(), nil, time.Now()
+		return nil
+	})
+	if err != nil && got == nil {
+		return t
+	}
+	if errors.Is(err, errNotStale) {
+		// Its replica came back meanwhile: read it again.
+		if again, err := m.store.Get(ctx, t.ID); err == nil {
+			return again
+		}
+		return t
+	}
+	return got
+}
+
+// errNotStale aborts the failing of a task whose heartbeat came back.
+var errNotStale = errors.New("the task's replica is alive")
 
 // cancel stops a task: it is cancelled in the store at once (a tasks/get
 // on any replica sees it), and its run is stopped: here at once, or by the
@@ -312,6 +375,7 @@ func (m *mcpTasks) cancel(ctx context.Context, id string, p identity.Principal) 
 	_, err := m.store.Update(ctx, id, func(t *tasks.Task) error {
 		t.Status, t.CancelRequested = tasks.Cancelled, true
 		t.InputRequests, t.Responses = nil, nil
+		t.Changed = time.Now()
 		return nil
 	})
 	if err != nil && !errors.Is(err, tasks.ErrTerminal) {

@@ -281,3 +281,43 @@ func TestMCPTaskAfterInput(t *testing.T) {
 		t.Fatalf("result: %v", done)
 	}
 }
+
+// TestMCPTaskOrphaned: a task whose replica died without ending it (its
+// heartbeat is older than taskDeadAfter) is failed by the replica that
+// reads it next, with -32603; a task whose replica beats stays as it is.
+func TestMCPTaskOrphaned(t *testing.T) {
+	shared := tasks.NewMemory()
+	r := newTaskFleet(t, 1, shared)[0]
+	ctx := context.Background()
+	for id, alive := range map[string]time.Time{"task-dead": time.Now().Add(-taskDeadAfter - time.Second), "task-alive": time.Now()} {
+		if err := shared.Create(ctx, &tasks.Task{ID: id, Tool: "slow_compute", Replica: "gone", Status: tasks.Working, TTL: time.Hour, Alive: alive}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead, perr := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": "task-dead"}, withTasks)
+	if e, _ := dead["error"].(map[string]any); perr != nil || dead["status"] != "failed" || e["code"] != float64(codeInternal) {
+		t.Fatalf("the dead replica's task: %v %v", dead, perr)
+	}
+	if alive, _ := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": "task-alive"}, withTasks); alive["status"] != "working" {
+		t.Fatalf("the live replica's task: %v", alive)
+	}
+}
+
+// TestMCPTaskShutdown: a server that closes fails the tasks it runs, so
+// that their clients are not left polling a task that will never end.
+func TestMCPTaskShutdown(t *testing.T) {
+	shared := tasks.NewMemory()
+	r := newTaskFleet(t, 1, shared)[0]
+	out := r.store.mcpTools.call(context.Background(), "confirm_delete", toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true})
+	var created struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(out.Raw, &created); err != nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	r.store.Close()
+	got, err := shared.Get(context.Background(), created.TaskID)
+	if err != nil || got.Status != tasks.Failed || !bytes.Contains(got.Error, []byte(errServerClosed.Error())) {
+		t.Fatalf("after the shutdown: %v %+v", err, got)
+	}
+}

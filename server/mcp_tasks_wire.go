@@ -21,7 +21,7 @@ func taskWire(t *tasks.Task, resultType string) map[string]any {
 		"taskId":         t.ID,
 		"status":         string(t.Status),
 		"createdAt":      t.Created.UTC().Format(time.RFC3339Nano),
-		"lastUpdatedAt":  t.Updated.UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt":  changed(t).UTC().Format(time.RFC3339Nano),
 		"ttlMs":          t.TTL.Milliseconds(),
 		"pollIntervalMs": taskPollInterval.Milliseconds(),
 	}
@@ -65,4 +65,12 @@ func (e *protocolError) wire() json.RawMessage {
 	}
 	raw, _ := json.Marshal(m)
 	return raw
+}
+
+// changed is when a task's status last changed.
+func changed(t *tasks.Task) time.Time {
+	if t.Changed.IsZero() {
+		return t.Created
+	}
+	return t.Changed
 }

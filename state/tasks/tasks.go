@@ -53,7 +53,12 @@ type Task struct {
 	Status  Status    `json:"status"`
 	Message string    `json:"statusMessage,omitempty"`
 	Created time.Time `json:"created"`
+	// Updated is the last write (the store sets it, and keeps the task TTL
+	// after it); Changed the last change of status the owner made, which
+	// clients see as lastUpdatedAt; Alive the owner's last heartbeat.
 	Updated time.Time `json:"updated"`
+	Changed time.Time `json:"changed,omitzero"`
+	Alive   time.Time `json:"alive,omitzero"`
 	// TTL is how long the task is kept after its last change.
 	TTL     time.Duration `json:"ttl"`
 	Expires time.Time     `json:"expires"`
