@@ -262,7 +262,9 @@ func (m *mcpTasks) pickUp(ctx context.Context, tr *taskRun) {
 		return nil
 	})
 	if len(taken) > 0 {
-		// Malformed answers were refused by the replica that took them.
+		// The replica that took them checked them against the questions
+		// (checkAnswers); an answer to a question no longer open is
+		// ignored.
 		_ = tr.run.answer(taken)
 	}
 }
@@ -417,6 +419,11 @@ func (m *mcpTasks) update(ctx context.Context, id string, p identity.Principal, 
 	if t.Status.Terminal() {
 		return nil
 	}
+	// Checked here against the questions the task shows, as the owner
+	// would: a malformed answer is refused on every replica alike.
+	if err := checkAnswers(t.InputRequests, responses); err != nil {
+		return &protocolError{Code: codeInvalidParams, Message: err.Error()}
+	}
 	_, err = m.store.Update(ctx, id, func(t *tasks.Task) error {
 		if t.Responses == nil {
 			t.Responses = map[string]json.RawMessage{}
@@ -428,6 +435,34 @@ func (m *mcpTasks) update(ctx context.Context, id string, p identity.Principal, 
 	})
 	if err != nil && !errors.Is(err, tasks.ErrTerminal) {
 		return &protocolError{Code: codeInternal, Message: "storing the answers: " + err.Error()}
+	}
+	return nil
+}
+
+// checkAnswers checks answers against a task's stored inputRequests (key
+// -> {method, params: {message, requestedSchema}}), as chainRun.answer
+// checks them against its open questions; keys that name no question are
+// ignored.
+func checkAnswers(inputRequests json.RawMessage, responses map[string]json.RawMessage) error {
+	var reqs map[string]struct {
+		Params struct {
+			Message         string          `json:"message"`
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		} `json:"params"`
+	}
+	if len(inputRequests) > 0 {
+		if err := json.Unmarshal(inputRequests, &reqs); err != nil {
+			return fmt.Errorf("the task's questions: %w", err)
+		}
+	}
+	for k, raw := range responses {
+		req, ok := reqs[k]
+		if !ok {
+			continue
+		}
+		if _, err := decodeAnswer(raw, ask.Question{Message: req.Params.Message, Schema: req.Params.RequestedSchema}); err != nil {
+			return fmt.Errorf("inputResponses[%q]: %w", k, err)
+		}
 	}
 	return nil
 }

@@ -141,6 +141,11 @@ func acrossReplicas(t *testing.T, fleet []taskReplica) {
 	if _, ok := reqs["confirm"]; !ok {
 		t.Fatalf("inputRequests on b: %v", asked)
 	}
+	// A malformed answer is refused by the replica that gets it.
+	if _, perr := modernCall(t, b.url, "tasks/update", map[string]any{"taskId": id,
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes"}}}}, withTasks); perr == nil || perr["code"] != float64(codeInvalidParams) {
+		t.Fatalf("a malformed answer on b: %v", perr)
+	}
 	if ack, perr := modernCall(t, b.url, "tasks/update", map[string]any{"taskId": id,
 		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, withTasks); perr != nil || ack["resultType"] != "complete" {
 		t.Fatalf("tasks/update on b: %v %v", ack, perr)
