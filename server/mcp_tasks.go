@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/state/tasks"
 	"github.com/ruleagent/ruleagent/tools/ask"
 )
@@ -134,7 +135,7 @@ func (m *mcpTasks) start(ctx context.Context, tool string, run *chainRun, call t
 	}
 	now := time.Now()
 	t := &tasks.Task{ID: "task-" + id, Owner: run.owner, Tool: tool, Replica: m.replica, Status: tasks.Working, TTL: m.ttl,
-		Changed: now, Alive: now}
+		Alive: now}
 	tr := &taskRun{id: t.ID, run: run, canElicit: call.CanElicit, poke: make(chan struct{}, 1)}
 	m.mu.Lock()
 	if m.closed {
@@ -287,7 +288,7 @@ func (m *mcpTasks) finish(ctx context.Context, tr *taskRun) {
 			t.Status = tasks.Cancelled
 		case errors.As(r.err, &perr):
 			t.Status, t.Error = tasks.Failed, perr.wire()
-		case errors.Is(r.err, errInputTimeout), errors.Is(r.err, errServerClosed):
+		case errors.Is(r.err, errInputTimeout), errors.Is(r.err, errServerClosed), errors.Is(r.err, runs.ErrShutdown):
 			t.Status, t.Error = tasks.Failed, (&protocolError{Code: codeInternal, Message: r.err.Error()}).wire()
 		default:
 			raw, err := json.Marshal(resultWire(m.outcome(r)))

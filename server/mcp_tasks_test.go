@@ -14,6 +14,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/internal/redistest"
 	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/state/tasks"
 )
 
@@ -324,5 +325,19 @@ func TestMCPTaskShutdown(t *testing.T) {
 	got, err := shared.Get(context.Background(), created.TaskID)
 	if err != nil || got.Status != tasks.Failed || !bytes.Contains(got.Error, []byte(errServerClosed.Error())) {
 		t.Fatalf("after the shutdown: %v %+v", err, got)
+	}
+
+	// serve's grace period over: the runs left are cancelled with
+	// runs.ErrShutdown before the store closes.
+	r = newTaskFleet(t, 1, shared)[0]
+	out = r.store.mcpTools.call(context.Background(), "confirm_delete", toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true})
+	if err := json.Unmarshal(out.Raw, &created); err != nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	pollTask(t, r.url, created.TaskID, func(m map[string]any) bool { return m["status"] == "input_required" })
+	r.store.Runs().CancelAll(runs.ErrShutdown)
+	failed := pollTask(t, r.url, created.TaskID, func(m map[string]any) bool { return m["status"] != "input_required" })
+	if failed["status"] != "failed" {
+		t.Fatalf("after the grace period: %v", failed)
 	}
 }

@@ -106,7 +106,7 @@ func touch(t *Task, now time.Time) {
 
 // created stamps a new task at now.
 func created(t *Task, now time.Time) {
-	t.Created = now
+	t.Created, t.Changed = now, now
 	touch(t, now)
 }
 
