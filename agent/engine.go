@@ -359,6 +359,11 @@ func (r *run) lifecycle(ctx context.Context) (*aspects.RunOutput, error) {
 // classify turns any run failure into a *RunError with a code.
 func (r *run) classify(ctx context.Context, err error) error {
 	var re *RunError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &re) {
+		// Whoever stopped the run said why, with a code (a session's lease
+		// lost: lease_lost).
+		return re
+	}
 	if errors.As(err, &re) {
 		return re
 	}

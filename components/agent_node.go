@@ -248,6 +248,9 @@ func (n *AgentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	if conv != nil {
 		defer conv.Release()
 		in.Memory, in.LLM = conv, llm
+		var stop func()
+		goctx, stop = stopOnLeaseLoss(goctx, conv)
+		defer stop()
 	}
 	out, err := n.runOrResume(goctx, in, resume, sink)
 	if se := (*agent.SuspendedError)(nil); errors.As(err, &se) && n.suspend(ctx, goctx, msg, se, conv) {

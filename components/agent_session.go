@@ -55,7 +55,35 @@ const (
 	CodeSessionNotYours = "session_not_yours"
 	// CodeSessionModel: the model asked for is not in allowedModels.
 	CodeSessionModel = "session_model"
+	// CodeLeaseLost: the run lost its session's lease (its renewals
+	// failed: a frozen or unreachable Redis; or another process took it)
+	// and was stopped, since another run may continue the session now.
+	CodeLeaseLost = "lease_lost"
 )
+
+// ErrLeaseLost is the cause of a run stopped because it lost its
+// session's lease (code lease_lost).
+var ErrLeaseLost = errors.New("the run lost its session's lease (the shared store did not answer its renewals, or another server took the session) and was stopped: its turn is not stored; send the message again")
+
+// stopOnLeaseLoss returns ctx cancelled, with a RunError of code
+// lease_lost as its cause, as soon as conv's lease is lost: the run stops
+// at once rather than finding out when it writes its turn. stop releases
+// the watch.
+func stopOnLeaseLoss(ctx context.Context, conv *sessions.Conversation) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-conv.Lost():
+			cancel(&agent.RunError{Code: CodeLeaseLost, Err: ErrLeaseLost})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
+}
 
 // MetaSessionModel is the message metadata that switches a session's model
 // to an allowedModels entry (DefaultModelName switches back).

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -148,8 +149,14 @@ func TestClientDisconnectCancelsTheRun(t *testing.T) {
 // and all its data payloads once it ends.
 func (e *apiEnv) streamRun(chain, runID string) (<-chan string, <-chan []string) {
 	e.t.Helper()
-	body := fmt.Sprintf(`{"input":"go","stream":true,"runId":%q}`, runID)
-	req, _ := http.NewRequest("POST", e.base+"/api/v1/chains/"+chain+"/run", strings.NewReader(body))
+	return e.streamRunBody(chain, map[string]any{"input": "go", "stream": true, "runId": runID})
+}
+
+// streamRunBody is streamRun with the run route's body.
+func (e *apiEnv) streamRunBody(chain string, body map[string]any) (<-chan string, <-chan []string) {
+	e.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", e.base+"/api/v1/chains/"+chain+"/run", bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
