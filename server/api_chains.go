@@ -25,6 +25,8 @@ func (a chainsAPI) list(w http.ResponseWriter, _ *http.Request) {
 			list = append(list, ChainInfo{ID: chainIDOfFile(path), File: path, Error: msg})
 		}
 	}
+	// In a fleet: the store's chains that do not run here.
+	list = append(list, a.s.fleetOnly()...)
 	writeJSON(w, http.StatusOK, list)
 }
 
@@ -63,6 +65,10 @@ func (a chainsAPI) put(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &inv):
 		writeJSON(w, http.StatusBadRequest, apiError{Error: "chain " + quote(inv.ID) + " is invalid", Problems: inv.Problems, Warnings: inv.Warnings})
 		return
+	case errors.Is(err, ErrChainStore):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
 	case err != nil:
 		// The chain runs, but its file could not be written.
 		writeError(w, http.StatusInternalServerError, err.Error())
@@ -83,6 +89,9 @@ func (a chainsAPI) del(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, err.Error())
 	case errors.Is(err, ErrNoChain):
 		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, ErrChainStore):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())
 	default:

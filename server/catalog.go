@@ -44,6 +44,9 @@ type ChainInfo struct {
 	// Warnings are what validation found that does not refuse the chain
 	// (answers of PUT only).
 	Warnings []Problem `json:"warnings,omitempty"`
+	// Fleet is the chain's state against the fleet's chain store (a
+	// server of a fleet only).
+	Fleet *FleetChain `json:"fleet,omitempty"`
 }
 
 // chainIDOfFile names a chain file that could not be read for its id.
@@ -132,6 +135,7 @@ func (s *Store) List() []ChainInfo {
 			info.Error = err.Error()
 		}
 		s.mu.Unlock()
+		info.Fleet = s.fleetState(id)
 		out = append(out, info)
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/ruleagent/ruleagent/server/live"
 	"github.com/ruleagent/ruleagent/server/sse"
 	"github.com/ruleagent/ruleagent/sessions"
+	"github.com/ruleagent/ruleagent/state/health"
 )
 
 // Options configure the HTTP server.
@@ -23,7 +24,7 @@ type Options struct {
 	// Store holds the deployed chains.
 	Store *Store
 	// Token, when set, is required as "Authorization: Bearer <token>" on
-	// every route but /healthz and the editor's page (GET / and
+	// every route but the probes (/healthz, /readyz) and the editor's page (GET / and
 	// /index.html, which hold no secret and ask for the token). Browsers
 	// cannot set headers on a WebSocket: GET /api/v1/ws also takes it as
 	// the subprotocol "bearer.<base64url(token)>" next to "ruleagent"
@@ -68,6 +69,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Health adds fields to /healthz (for example the sandbox state).
 	Health func() map[string]any
+	// Readiness, when set, is this replica's health (package
+	// state/health): /readyz answers its Ready report, /healthz shows its
+	// checks. Without it /readyz is ok until the store drains.
+	Readiness *health.Model
 	// Identity, when set, verifies who each caller is (per-user API keys,
 	// JWTs, a trusted proxy's header): see identify. A request with Token
 	// is the operator's.
@@ -123,7 +128,7 @@ func (o Options) auth(next http.Handler) http.Handler {
 	}
 	check := tokenCheck(o.Token, o.Logger)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.Method == http.MethodOptions || isEditorPage(r) {
+		if isProbe(r) || r.Method == http.MethodOptions || isEditorPage(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -184,6 +189,11 @@ func wsCredential(r *http.Request) (cred string, inURL bool) {
 	q := r.URL.Query().Get("token")
 	return q, q != ""
 }
+
+// isProbe reports whether r is a health probe (/healthz, /readyz): load
+// balancers and orchestrators call them without credentials, and they
+// hold no secret.
+func isProbe(r *http.Request) bool { return r.URL.Path == "/healthz" || r.URL.Path == "/readyz" }
 
 // isEditorPage reports whether r asks for the editor's page (see
 // editor.Handler): it holds no secret, and asks for the token (or the
@@ -253,7 +263,7 @@ func (o Options) logRequests(next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w, limits: o.StreamLimits, drop: cancel}
 		next.ServeHTTP(sw, r.WithContext(ctx))
 		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" || r.URL.Path == "/metrics" {
+		if isProbe(r) || r.URL.Path == "/metrics" {
 			level = slog.LevelDebug
 		}
 		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),

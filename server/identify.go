@@ -21,7 +21,7 @@ func (o Options) identify(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.Method == http.MethodOptions || isEditorPage(r) || identity.From(r.Context()).Method == identity.MethodToken {
+		if isProbe(r) || r.Method == http.MethodOptions || isEditorPage(r) || identity.From(r.Context()).Method == identity.MethodToken {
 			next.ServeHTTP(w, r)
 			return
 		}

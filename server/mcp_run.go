@@ -73,6 +73,9 @@ type legacyAsker struct {
 // not its cancellation: the caller cancels the run when its request ends,
 // unless the run is waiting for input.
 func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCall) (*chainRun, error) {
+	if c.store.Draining() {
+		return nil, ErrDraining
+	}
 	runID, err := randomID()
 	if err != nil {
 		return nil, err

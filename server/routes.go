@@ -16,6 +16,7 @@ func (o Options) routes() map[string]http.Handler {
 	routes := map[string]http.Handler{
 		"/":                      fallback(editor.Handler()),
 		"GET /healthz":           http.HandlerFunc(o.health),
+		"GET /readyz":            http.HandlerFunc(o.ready),
 		"GET /metrics":           metrics.Handler(),
 		"GET /api/v1/components": http.HandlerFunc(serveComponents),
 		"GET /examples/":         examples.Handler(),
@@ -39,13 +40,15 @@ func (o Options) routes() map[string]http.Handler {
 	add("GET /api/v1/chains/{id}", chains.get)
 	add("PUT /api/v1/chains/{id}", chains.put)
 	add("DELETE /api/v1/chains/{id}", chains.del)
-	add("POST /api/v1/chains/{id}/run", run.run)
-	add("POST /api/v1/chains/{id}/agui", agui.run)
+	// A draining server refuses new runs (503, Retry-After) and lets
+	// the runs in flight finish; answers to paused runs still come in.
+	add("POST /api/v1/chains/{id}/run", o.notWhileDraining(run.run))
+	add("POST /api/v1/chains/{id}/agui", o.notWhileDraining(agui.run))
 	add("GET /api/v1/runs", run.list)
 	add("POST /api/v1/runs/{runId}/cancel", run.cancel)
 	add("POST /api/v1/runs/{runId}/resume", run.resume)
 	add("POST /api/v1/tools/mcp/discover", discoverAPI{s: s, timeout: o.DiscoverTimeout}.discover)
-	add("POST /v1/chat/completions", oai.chat)
+	add("POST /v1/chat/completions", o.notWhileDraining(oai.chat))
 	add("GET /v1/models", oai.models)
 	add("GET /v1/models/{model}", oai.model)
 	sessionsAPI{s: s}.register(add)
@@ -57,22 +60,6 @@ func (o Options) routes() map[string]http.Handler {
 	// The live trace shows an operator every run, a user its own.
 	routes["GET /api/v1/ws"] = s.live.HandlerFiltered(func(r *http.Request) bool { return g.checkOrigin(r) == nil }, s.runsOf)
 	return routes
-}
-
-// health answers GET /healthz.
-func (o Options) health(w http.ResponseWriter, _ *http.Request) {
-	body := map[string]any{"status": "ok"}
-	if o.Store != nil {
-		body["chains"] = len(o.Store.pool.IDs())
-		body["activeRuns"] = o.Store.runs.Active()
-		body["readOnly"] = o.Store.readOnly
-	}
-	if o.Health != nil {
-		for k, v := range o.Health() {
-			body[k] = v
-		}
-	}
-	writeJSON(w, http.StatusOK, body)
 }
 
 // fallback answers what no route matched: unknown API routes with a JSON

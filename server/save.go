@@ -75,6 +75,9 @@ func (s *Store) SaveFrom(ctx context.Context, id string, dsl []byte) (ChainInfo,
 	if s.readOnly {
 		return ChainInfo{}, fmt.Errorf("%w: chain %q is not deployed; change the chains folder instead", ErrReadOnly, id)
 	}
+	if s.fleet != nil {
+		return s.saveToFleet(ctx, id, dsl)
+	}
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
 	path := ""

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rulego/rulego"
@@ -23,6 +24,7 @@ import (
 	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/server/live"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/state/chainsync"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/health"
 	"github.com/ruleagent/ruleagent/state/tasks"
@@ -75,6 +77,11 @@ type Store struct {
 	endpoints map[string][]runningEndpoint
 	epPolicy  EndpointPolicy
 	readOnly  bool
+	// draining refuses new runs (Drain).
+	draining atomic.Bool
+	// fleet is the fleet's chain store and its Syncer (nil on one
+	// machine: the chains folder is the source).
+	fleet *fleetChains
 
 	// mcp is the MCP server over this store (see NewMCPServer); mcpHTTP is
 	// its streamable HTTP transport, made on first use.
@@ -123,8 +130,14 @@ type StoreOptions struct {
 	// on one machine, Redis for a fleet. Nil keeps them in the process's
 	// memory: they do not outlive it.
 	Checkpoints checkpoint.Store
-	// Replica names this process among those sharing Checkpoints (a
-	// fresh id when empty).
+	// Chains, when set, is the fleet's chain store (chainsync.Redis): the
+	// chains live there, not in the folder given to OpenStoreWith (which
+	// is then not loaded: a fleet's folder seeds the store, see
+	// chainsync.Seed). Saves and deletes write to it, and SyncChains
+	// deploys what it holds on this replica (fleet_chains.go).
+	Chains chainsync.Store
+	// Replica names this process among those sharing Checkpoints and
+	// Chains (a fresh id when empty).
 	Replica string
 	// MCPTasks keeps the state of the MCP server's tasks (see
 	// MCPOptions.Tasks); memory when nil.
@@ -161,6 +174,10 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		s.replica = health.NewReplicaID()
 	}
 	s.expiry = &expiryTimers{fire: s.expire}
+	if o.Chains != nil {
+		s.fleet = newFleetChains(s, o.Chains, s.replica)
+		s.dir, dir = "", ""
+	}
 	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger, Tasks: o.MCPTasks})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
@@ -252,6 +269,9 @@ func (s *Store) deploy(id string, dsl []byte) error {
 func (s *Store) Delete(id string) error {
 	if s.readOnly {
 		return fmt.Errorf("%w: chain %q stays; remove its file from the chains folder instead", ErrReadOnly, id)
+	}
+	if s.fleet != nil {
+		return s.deleteFromFleet(context.Background(), id)
 	}
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()

@@ -40,6 +40,9 @@ type Syncer struct {
 	store Store
 	apply Applier
 	link  *health.Link
+	// missing, when set, is told the chains this replica runs that the
+	// store has no record of, not even a tombstone (SetMissing).
+	missing func(ctx context.Context, ids []string)
 
 	mu       sync.Mutex
 	chains   map[string]*State
@@ -50,6 +53,12 @@ type Syncer struct {
 func NewSyncer(store Store, apply Applier) *Syncer {
 	return &Syncer{store: store, apply: apply, link: health.NewLink("chain sync"), chains: map[string]*State{}}
 }
+
+// SetMissing sets what is told, at each reconciliation, the chains this
+// replica runs that the store has no record of (a Redis restarted
+// without persistence lost them): a server puts them back. Call it
+// before Run.
+func (s *Syncer) SetMissing(fn func(ctx context.Context, ids []string)) { s.missing = fn }
 
 // Run lists the store and applies what differs, then follows its
 // changes, until ctx ends. After any error of the store, or a gap in its
@@ -158,6 +167,10 @@ func (s *Syncer) reconcile(ctx context.Context) error {
 		}
 	}
 	s.mu.Unlock()
+	if len(gone) > 0 && s.missing != nil {
+		slices.Sort(gone)
+		s.missing(ctx, gone)
+	}
 	for _, id := range gone {
 		// A store that lost it (a Redis restarted empty) does not undeploy
 		// it silently: it is reported, and runs on.
@@ -231,6 +244,19 @@ func (s *Syncer) CaughtUp() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.caughtUp
+}
+
+// FollowProbe is whether the Syncer has caught up with the store and
+// follows it (its feed works); unlike Probe, chains that failed to deploy
+// here do not fail it.
+func (s *Syncer) FollowProbe() health.Probe {
+	return health.ProbeFunc(func(ctx context.Context) health.Check {
+		c := s.link.Check(ctx)
+		if !s.CaughtUp() {
+			c.OK, c.Detail = false, "catching up with the chain store"
+		}
+		return c
+	})
 }
 
 // Probe is the Syncer's readiness: caught up, following the store, and
