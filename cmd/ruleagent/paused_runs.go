@@ -23,10 +23,12 @@ const StateFile = "state.db"
 // pausedRuns opens where serve keeps paused runs: in the Redis of a fleet
 // when sessions are kept there (every replica claims any paused run), else
 // in DATA/state.db, where the next process on the same --data finds them.
-// It returns the store, this process's replica id, and what closes them
-// (after the server has stopped).
-func pausedRuns(ctx context.Context, sessionStore, data string) (checkpoint.Store, string, func(), error) {
-	id := health.NewReplicaID()
+// It returns the store, this process's replica id (id, or a new one when
+// ""), and what closes them (after the server has stopped).
+func pausedRuns(ctx context.Context, sessionStore, data, id string) (checkpoint.Store, string, func(), error) {
+	if id == "" {
+		id = health.NewReplicaID()
+	}
 	if strings.HasPrefix(sessionStore, "redis://") || strings.HasPrefix(sessionStore, "rediss://") {
 		conn, err := redisconn.Open(ctx, sessionStore, redisconn.Options{Timeout: 5 * time.Second})
 		if err != nil {

@@ -34,6 +34,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	grace := fs.Duration("grace", 30*time.Second, "on shutdown, how long runs in progress may go on before they are cancelled")
+	redisWait := fs.Duration("redis-wait", 0, "with a Redis --session-store: how long start-up waits for Redis to answer (0: until it does)")
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
 	retryWindow := fs.Duration("retry-window", server.DefaultRetryWindow, "how long /v1/chat/completions answers a request identical to one before (same body, same caller) from the first attempt instead of running it again; 0 turns it off (an Idempotency-Key still counts)")
@@ -93,8 +94,18 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fmt.Errorf("--data: %w", err)
 	}
 	g := processGlobals(globalsF)
-	sess, err := sessions.Open(ctx, *sessionStore, *data)
-	if err != nil {
+	var fl *fleet
+	var sess sessions.Store
+	if isRedisSpec(*sessionStore) {
+		if fl, err = openFleet(ctx, *sessionStore, *redisWait, stderr, logger); err != nil {
+			return err
+		}
+		defer fl.close()
+		if err := fl.seed(ctx, *chains, logger); err != nil {
+			return err
+		}
+		sess = fl.sessions()
+	} else if sess, err = sessions.Open(ctx, *sessionStore, *data); err != nil {
 		return fmt.Errorf("--session-store: %w", err)
 	}
 	defer sess.Close()
@@ -124,7 +135,11 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	defer closeAudit()
 	cfg := server.WithGovernance(server.NewConfig(g), gov)
 	components.RegisterSessions(&cfg, sess)
-	checkpoints, replica, closePaused, err := pausedRuns(ctx, *sessionStore, *data)
+	replicaID := ""
+	if fl != nil {
+		replicaID = fl.replica
+	}
+	checkpoints, replica, closePaused, err := pausedRuns(ctx, *sessionStore, *data, replicaID)
 	if err != nil {
 		return err
 	}
@@ -134,14 +149,27 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	store, loadErrs := server.OpenStoreWith(*chains, cfg, server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
+	storeOpts := server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
 		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage, Checkpoints: checkpoints, Replica: replica,
-		MCPTasks: mcpTasks})
+		MCPTasks: mcpTasks}
+	if fl != nil {
+		storeOpts.Chains = fl.chains
+	}
+	store, loadErrs := server.OpenStoreWith(*chains, cfg, storeOpts)
 	defer store.Close()
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)
 	}
-	if err := store.Watch(); err != nil {
+	if fl != nil {
+		// The fleet's chain store is the source: chains change through
+		// the API of any replica, and the folder only seeded it.
+		syncCtx, stopSync := context.WithCancel(context.Background())
+		synced := make(chan struct{})
+		go func() { defer close(synced); store.SyncChains(syncCtx) }()
+		defer func() { stopSync(); <-synced }()
+		fl.watchStore(store)
+		awaitCaughtUp(ctx, store, 10*time.Second)
+	} else if err := store.Watch(); err != nil {
 		logger.Warn("the chains folder is not watched: edits need a restart", "folder", *chains, "err", err)
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -159,6 +187,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *retryWindow <= 0 {
 		opts.RetryWindow = -1
 	}
+	if fl != nil {
+		opts.Readiness = fl.model
+	}
 	if ks, ok := sess.(sessions.KeyStore); ok {
 		opts.Keys = ks
 	}
@@ -170,6 +201,9 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	governanceBanner(stdout, gov, *policyF)
 	usageBanner(stdout, usage, &usageF)
 	identityBanner(stdout, verifier, &idF)
+	if fl != nil {
+		fl.banner(stdout)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -205,12 +239,14 @@ func addrName(addr string) []string {
 	return []string{host}
 }
 
-// shutdown stops accepting requests, lets the runs in progress finish for
-// grace, then cancels those left (each ends with its terminal event,
-// outcome cancelled) and waits for their streams to close. Paused runs are
-// not in progress: they are checkpoints already, and the next process on
-// the same --data (or any replica of a fleet) resumes them.
+// shutdown drains (/readyz answers draining, new runs get 503), stops
+// accepting requests, lets the runs in progress finish for grace, then
+// cancels those left (each ends with its terminal event, outcome
+// cancelled) and waits for their streams to close. Paused runs are not in
+// progress: they are checkpoints already, and the next process on the
+// same --data (or any replica of a fleet) resumes them.
 func shutdown(srv *http.Server, store *server.Store, logger *slog.Logger, grace time.Duration) error {
+	store.Drain()
 	n := store.Runs().Active()
 	logger.Info("shutting down", "runs in progress", n, "grace", grace)
 	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
