@@ -116,6 +116,17 @@ func rows() []row {
 		{what: "  shutdown cost per chain", name: "ServerStartup/chains=100", unit: "shutdown-ms/chain", shown: "ms", decimals: 2},
 		{what: "idle RSS, 1 chain", name: "ServerStartup/chains=1", unit: "idle-MiB", shown: "MiB", decimals: 1},
 
+		{sectioned: "A fleet (1 to 3 serve replicas on one redis-server, runs sent round robin; 4-turn 3-tool runs with a thread session)"},
+		{what: "throughput at saturation, 1 replica", name: "FleetThroughput/replicas=1", unit: "runs/s", shown: "runs/s"},
+		{what: "  Redis commands per run", name: "FleetThroughput/replicas=1", unit: "redis-cmds/run", shown: "commands", decimals: 1},
+		{what: "  Redis CPU per run", name: "FleetThroughput/replicas=1", unit: "redis-cpu-us/run", shown: "µs"},
+		{what: "throughput at saturation, 2 replicas", name: "FleetThroughput/replicas=2", unit: "runs/s", shown: "runs/s"},
+		{what: "  Redis commands per run", name: "FleetThroughput/replicas=2", unit: "redis-cmds/run", shown: "commands", decimals: 1},
+		{what: "  Redis CPU per run", name: "FleetThroughput/replicas=2", unit: "redis-cpu-us/run", shown: "µs"},
+		{what: "throughput at saturation, 3 replicas", name: "FleetThroughput/replicas=3", unit: "runs/s", shown: "runs/s"},
+		{what: "  Redis commands per run", name: "FleetThroughput/replicas=3", unit: "redis-cmds/run", shown: "commands", decimals: 1},
+		{what: "  Redis CPU per run", name: "FleetThroughput/replicas=3", unit: "redis-cpu-us/run", shown: "µs"},
+
 		{sectioned: "In process (go test -bench, -benchmem)"},
 		{what: "tool wrapper per call (validation, metrics aspect, events, scrubber)", name: "InvokeFull/metrics", unit: "ns/op", scale: 1e-3, shown: "µs", target: "≤ 3 µs", met: le(3), decimals: 2},
 		{what: "  allocations", name: "InvokeFull/metrics", unit: "allocs/op", shown: "allocs", target: "≤ 15", met: le(15)},

@@ -49,6 +49,9 @@ func startSelf(args ...string) (*process, error) {
 type serverOptions struct {
 	bin, chains, llmURL string
 	gomaxprocs          int
+	// sessionStore is --session-store (memory when ""): a Redis URL makes
+	// the server a replica of a fleet.
+	sessionStore string
 }
 
 // startServer starts `ruleagent serve` on a free loopback port and waits
@@ -62,8 +65,12 @@ func startServer(o serverOptions) (p *process, ready time.Duration, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	store := o.sessionStore
+	if store == "" {
+		store = "memory"
+	}
 	cmd := exec.Command(o.bin, "serve", "--addr", addr, "--chains", o.chains, "--data", data,
-		"--session-store", "memory", "--audit", "off", "--log-level", "warn", "--grace", "2s",
+		"--session-store", store, "--audit", "off", "--log-level", "warn", "--grace", "2s",
 		"--global", "llm_url="+o.llmURL, "--global", "model=bench-model", "--global", "api_key="+benchKey)
 	cmd.Env = os.Environ()
 	if o.gomaxprocs > 0 {
@@ -76,8 +83,14 @@ func startServer(o serverOptions) (p *process, ready time.Duration, err error) {
 		return nil, 0, err
 	}
 	p = &process{cmd: cmd, URL: "http://" + addr}
+	// A replica of a fleet is ready once it caught up with the fleet's
+	// chains; a lone server when it answers.
+	probe := "/healthz"
+	if o.sessionStore != "" {
+		probe = "/readyz"
+	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		resp, err := http.Get(p.URL + "/healthz")
+		resp, err := http.Get(p.URL + probe)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

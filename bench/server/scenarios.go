@@ -56,7 +56,7 @@ func run(bin string, sz sizes, only string, out io.Writer) error {
 		fn   func() error
 	}{
 		{"RunOverhead", b.overhead}, {"TokenLatency", b.tokenLatency}, {"Streams", b.streams},
-		{"Throughput", b.throughput}, {"Startup", b.startup},
+		{"Throughput", b.throughput}, {"Startup", b.startup}, {"Fleet", b.fleet},
 	} {
 		if only != "" && !strings.Contains(f.name, only) {
 			continue

@@ -10,7 +10,8 @@ import (
 )
 
 // TestClientSmoke builds ruleagent and runs every scenario of the load
-// client small: each stream must be complete and well-formed, none lost.
+// client small (the fleet scenario starts a redis-server): each stream
+// must be complete and well-formed, none lost.
 // It checks the client, not figures (nothing here is timed). make bench
 // checks every stream of the real run the same way.
 func TestClientSmoke(t *testing.T) {
@@ -34,7 +35,7 @@ func TestClientSmoke(t *testing.T) {
 		t.Fatalf("%v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	for _, want := range []string{"BenchmarkServerRunOverhead/agui 1 ", "BenchmarkServerRunOverhead/openai 1 ", "BenchmarkServerTokenLatency/agui 1 ",
-		"BenchmarkServerStreams/n=20 1 ", " 0 lost ", "BenchmarkServerThroughput/gomaxprocs=2 1 ", "BenchmarkServerStartup/chains=3 1 "} {
+		"BenchmarkServerStreams/n=20 1 ", " 0 lost ", "BenchmarkServerThroughput/gomaxprocs=2 1 ", "BenchmarkServerStartup/chains=3 1 ", "BenchmarkFleetThroughput/replicas=3 1 "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("no %q in:\n%s", want, stdout.String())
 		}
