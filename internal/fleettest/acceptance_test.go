@@ -326,8 +326,9 @@ func TestFleetSurvivesFaults(t *testing.T) {
 	redisBack := time.AfterFunc(4*time.Second, func() { f.Redis.Start(t) })
 	defer redisBack.Stop()
 	late.Start(t)
-	if !strings.Contains(late.Logs(), "waiting for Redis (attempt 1)") {
-		t.Errorf("the replica did not say it waits for Redis:\n%s", late.Logs())
+	if logs := late.Logs(); !strings.Contains(logs, "waiting for Redis (attempt 1)") ||
+		!strings.Contains(logs, "WARNING: Redis persistence: none") {
+		t.Errorf("the replica did not say it waits for Redis, or that Redis does not persist:\n%s", logs)
 	}
 	allReady(t, f, 15*time.Second)
 	for _, r := range f.Replicas {
