@@ -28,6 +28,9 @@ type fleet struct {
 	// when Redis does not say.
 	persistence redisconn.Persistence
 	persistErr  error
+	// shareChains: the replica's chains are the fleet's chain store's
+	// (not with --read-only, whose chains are its folder's).
+	shareChains bool
 }
 
 // isRedisSpec reports whether --session-store names a Redis.
@@ -119,7 +122,11 @@ func (f *fleet) close() { f.conn.Close() }
 
 // banner says what the replica shares.
 func (f *fleet) banner(w io.Writer) {
-	fmt.Fprintf(w, "  fleet: replica %s, Redis %s (chains, sessions and leases shared)\n", f.replica, f.conn.Addr)
+	shared := "chains, sessions and leases shared"
+	if !f.shareChains {
+		shared = "sessions and leases shared; chains from the folder (--read-only)"
+	}
+	fmt.Fprintf(w, "  fleet: replica %s, Redis %s (%s)\n", f.replica, f.conn.Addr, shared)
 	switch {
 	case f.persistErr != nil:
 		fmt.Fprintln(w, "  Redis persistence: unknown (CONFIG GET refused): check that Redis persists its data")

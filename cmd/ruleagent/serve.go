@@ -101,8 +101,14 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return err
 		}
 		defer fl.close()
-		if err := fl.seed(ctx, *chains, logger); err != nil {
-			return err
+		// A --read-only replica deploys what its folder holds (a
+		// deploy by git pull on every machine): the fleet's chain store
+		// is for replicas whose chains change over the API.
+		fl.shareChains = !*readOnly
+		if fl.shareChains {
+			if err := fl.seed(ctx, *chains, logger); err != nil {
+				return err
+			}
 		}
 		sess = fl.sessions()
 	} else if sess, err = sessions.Open(ctx, *sessionStore, *data); err != nil {
@@ -152,7 +158,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	storeOpts := server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
 		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage, Checkpoints: checkpoints, Replica: replica,
 		MCPTasks: mcpTasks}
-	if fl != nil {
+	if fl != nil && fl.shareChains {
 		storeOpts.Chains = fl.chains
 	}
 	store, loadErrs := server.OpenStoreWith(*chains, cfg, storeOpts)
@@ -160,7 +166,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	for _, e := range loadErrs {
 		logger.Error("chain file not loaded", "err", e)
 	}
-	if fl != nil {
+	if fl != nil && fl.shareChains {
 		// The fleet's chain store is the source: chains change through
 		// the API of any replica, and the folder only seeded it.
 		syncCtx, stopSync := context.WithCancel(context.Background())
