@@ -118,6 +118,12 @@ func TestFleetChainsReachEveryReplica(t *testing.T) {
 		t.Errorf("b lists hello as %+v", got)
 	}
 
+	// Saved by an agent (save_rule_chain's path) on b: runs on a too.
+	if _, err := b.store.SaveFrom(t.Context(), "byagent", []byte(govAgent("byagent", "You were saved by an agent.", nil))); err != nil {
+		t.Fatal(err)
+	}
+	within(t, time.Second, "byagent deployed on a", func() bool { _, ok := a.store.Engine("byagent"); return ok })
+
 	// b's floor refuses a chain that a's allows: a runs it, b reports it.
 	escape := govAgent("escape", "You are escape.", map[string]any{"tools": []any{bashOff}})
 	if code, body := a.do("PUT", "/api/v1/chains/escape", escape); code != 200 {
