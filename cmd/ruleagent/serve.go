@@ -34,6 +34,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	grace := fs.Duration("grace", 30*time.Second, "on shutdown, how long runs in progress may go on before they are cancelled")
+	drainDelay := fs.Duration("drain-delay", 0, "on shutdown, how long the server keeps accepting connections while draining (/readyz answers draining, new runs get 503) before it stops, so a load balancer that polls readiness sees it; counted in --grace")
 	redisWait := fs.Duration("redis-wait", 0, "with a Redis --session-store: how long start-up waits for Redis to answer (0: until it does)")
 	maxBody := fs.Int64("max-body", server.DefaultMaxBody, "largest request body accepted, in bytes")
 	hideActivity := fs.Bool("hide-tool-activity", false, "leave the agent's tool calls out of /v1/chat/completions answers (a request may still ask with tool_activity: true)")
@@ -217,7 +218,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	case <-ctx.Done():
 	}
-	return shutdown(srv, store, logger, *grace)
+	return shutdown(srv, store, logger, *grace, *drainDelay)
 }
 
 // chainsFolder checks serve's --chains: a folder that does not exist is a
@@ -245,18 +246,26 @@ func addrName(addr string) []string {
 	return []string{host}
 }
 
-// shutdown drains (/readyz answers draining, new runs get 503), stops
-// accepting requests, lets the runs in progress finish for grace, then
+// shutdown drains (/readyz answers draining, new runs get 503), keeps
+// accepting connections for drainDelay (within grace) so that a load
+// balancer polling /readyz takes the server out, then stops accepting
+// requests, lets the runs in progress finish for grace, then
 // cancels those left (each ends with its terminal event, outcome
 // cancelled) and waits for their streams to close. Paused runs are not in
 // progress: they are checkpoints already, and the next process on the
 // same --data (or any replica of a fleet) resumes them.
-func shutdown(srv *http.Server, store *server.Store, logger *slog.Logger, grace time.Duration) error {
+func shutdown(srv *http.Server, store *server.Store, logger *slog.Logger, grace, drainDelay time.Duration) error {
 	store.Drain()
 	n := store.Runs().Active()
-	logger.Info("shutting down", "runs in progress", n, "grace", grace)
+	logger.Info("shutting down", "runs in progress", n, "grace", grace, "drain delay", drainDelay)
 	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	if drainDelay > 0 {
+		select {
+		case <-time.After(drainDelay):
+		case <-graceCtx.Done():
+		}
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- srv.Shutdown(context.Background()) }()
 	if !store.Runs().Wait(graceCtx) {

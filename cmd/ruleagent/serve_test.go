@@ -295,3 +295,58 @@ func TestServePolicyAndAudit(t *testing.T) {
 		t.Fatalf("bad policy: exit %d: %s", code, e.String())
 	}
 }
+
+// With --drain-delay, a server told to stop goes on answering for that
+// long: /readyz says draining (503) and a new run gets 503, so a load
+// balancer polling readiness takes it out before its listener closes;
+// then it exits 0.
+func TestServeDrainDelayKeepsAnsweringDraining(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Response{Text: "hello"}))
+	setLLM(t, srv.URL)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr, _, logs, exit := serve(t, ctx, "--chains", repoChain(""), "--grace", "10s", "--drain-delay", "1500ms")
+	stop() // SIGTERM
+	var ready *http.Response
+	deadline := time.Now().Add(time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			t.Fatalf("/readyz while draining: %v (the listener closed at once)", err)
+		}
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			ready = resp
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz answered %d a second after the stop", resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var rep struct {
+		Status   string `json:"status"`
+		Draining bool   `json:"draining"`
+	}
+	err := json.NewDecoder(ready.Body).Decode(&rep)
+	ready.Body.Close()
+	if err != nil || rep.Status != "draining" || !rep.Draining {
+		t.Fatalf("/readyz while draining: %+v, %v", rep, err)
+	}
+	run, err := http.Post("http://"+addr+"/api/v1/chains/assistant/run", "application/json", strings.NewReader(`{"input":"hi"}`))
+	if err != nil {
+		t.Fatalf("a run while draining: %v", err)
+	}
+	run.Body.Close()
+	if run.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a run while draining got %d, want 503", run.StatusCode)
+	}
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Fatalf("serve exited with %d: %s", code, logs)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop after its drain delay")
+	}
+}
