@@ -26,7 +26,7 @@
 // sharding by prefix (a fleet per prefix) rather than a Cluster.
 //
 //	session:ID, sessions, lock:ID, lock:lease:fence   sessions (conversation history, thread leases)
-//	run:{ID}, run:{ID}:log, runs                     eventlog
+//	run:{ID}, run:{ID}:log, runs, runs:live          eventlog
 //	checkpoint:{ID}, checkpoints                     checkpoint
 //	control:REPLICA                                  control (pub/sub channels)
 //	chains, chains:rev, chains:changes               chainsync

@@ -17,6 +17,8 @@ import (
 // (the server's state file under --data) and closes after Close. Layout:
 //
 //	bucket eventlog.meta   run id -> Meta JSON
+//	bucket eventlog.live   run id -> nothing: the runs not ended (List{Live}
+//	                       reads these only, not every run kept)
 //	bucket eventlog        one bucket per run id: 8-byte big-endian id -> event
 //
 // Start, SetStatus and End touch memory only: the flusher writes the
@@ -40,13 +42,14 @@ type Bolt struct {
 
 var (
 	bucketMeta = []byte("eventlog.meta")
+	bucketLive = []byte("eventlog.live")
 	bucketLogs = []byte("eventlog")
 )
 
 // NewBolt returns the event log in db, creating its buckets.
 func NewBolt(db *bolt.DB, o Options) (*Bolt, error) {
 	err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketLogs} {
+		for _, b := range [][]byte{bucketMeta, bucketLive, bucketLogs} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -270,14 +273,19 @@ func (l *Bolt) List(_ context.Context, f Filter) ([]Meta, error) {
 	}
 	l.mu.Unlock()
 	err := l.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).ForEach(func(k, v []byte) error {
+		metas := tx.Bucket(bucketMeta)
+		keep := func(k, v []byte) error {
 			var m Meta
-			if seen[string(k)] || json.Unmarshal(v, &m) != nil || l.expired(&m, now) || !f.match(&m) {
+			if v == nil || seen[string(k)] || json.Unmarshal(v, &m) != nil || l.expired(&m, now) || !f.match(&m) {
 				return nil
 			}
 			out = append(out, m)
 			return nil
-		})
+		}
+		if f.Live {
+			return tx.Bucket(bucketLive).ForEach(func(k, _ []byte) error { return keep(k, metas.Get(k)) })
+		}
+		return metas.ForEach(keep)
 	})
 	return sortMetas(out, f.Limit), err
 }

@@ -89,6 +89,16 @@ func (l *Bolt) write(tx *bolt.Tx, j *boltJob) error {
 		if err := tx.Bucket(bucketMeta).Put(id, j.meta); err != nil {
 			return err
 		}
+		live := tx.Bucket(bucketLive)
+		var err error
+		if j.ended {
+			err = live.Delete(id)
+		} else {
+			err = live.Put(id, nil)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if j.b == nil {
 		return nil
@@ -192,6 +202,7 @@ func (l *Bolt) sweep(now time.Time) {
 		})
 		for _, k := range dead {
 			_ = tx.Bucket(bucketMeta).Delete(k)
+			_ = tx.Bucket(bucketLive).Delete(k)
 			_ = tx.Bucket(bucketLogs).DeleteBucket(k)
 		}
 		return nil

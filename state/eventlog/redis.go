@@ -24,6 +24,9 @@ import (
 //	PREFIX run:{ID}      hash: owner, chain, thread, user, source, status,
 //	                     started and ended (Unix ms)
 //	PREFIX runs          sorted set of run ids by start (ms), for lists
+//	PREFIX runs:live     the same, of the runs not ended: List{Live} (a
+//	                     replica's janitor, every few seconds) reads these
+//	                     only, not every run kept
 //
 // Both run keys expire MaxAge after the run's last flush while it runs,
 // Retention after it ended. The flusher sends one pipeline per
@@ -63,15 +66,17 @@ func (l *Redis) Probes() []health.Probe { return []health.Probe{l.link, l.hub.li
 func (l *Redis) metaKey(runID string) string { return l.prefix + "run:{" + runID + "}" }
 func (l *Redis) logKey(runID string) string  { return l.prefix + "run:{" + runID + "}:log" }
 func (l *Redis) indexKey() string            { return l.prefix + "runs" }
+func (l *Redis) liveKey() string             { return l.prefix + "runs:live" }
 
-// startScript: KEYS meta, index; ARGV owner, chain, thread, user, source,
-// started (ms), max age (ms), run id.
+// startScript: KEYS meta, index, live index; ARGV owner, chain, thread,
+// user, source, started (ms), max age (ms), run id.
 var startScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'chain', ARGV[2], 'thread', ARGV[3], 'user', ARGV[4],
   'source', ARGV[5], 'status', 'running', 'started', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[6], ARGV[8])
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
 return 1
 `)
 
@@ -103,7 +108,7 @@ func (l *Redis) Start(ctx context.Context, m Meta) (Writer, error) {
 		m.StartedAt = time.Now().UTC()
 	}
 	m.Status, m.EndedAt = StatusRunning, time.Time{}
-	n, err := startScript.Run(ctx, l.rdb, []string{l.metaKey(m.RunID), l.indexKey()}, m.Owner, m.ChainID, m.ThreadID,
+	n, err := startScript.Run(ctx, l.rdb, []string{l.metaKey(m.RunID), l.indexKey(), l.liveKey()}, m.Owner, m.ChainID, m.ThreadID,
 		m.UserID, m.Source, m.StartedAt.UnixMilli(), l.o.MaxAge.Milliseconds(), m.RunID).Int64()
 	if err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
@@ -242,9 +247,15 @@ func metaOf(runID string, h map[string]string) Meta {
 	return m
 }
 
-// List implements Log. Runs whose keys expired leave the index on the way.
+// List implements Log. Runs whose keys expired leave the index on the
+// way; with f.Live, only the index of the runs not ended is read (ended
+// ones leave it on the way too).
 func (l *Redis) List(ctx context.Context, f Filter) ([]Meta, error) {
-	ids, err := l.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: l.indexKey(), Start: 0, Stop: -1, Rev: true}).Result()
+	index := l.indexKey()
+	if f.Live {
+		index = l.liveKey()
+	}
+	ids, err := l.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: index, Start: 0, Stop: -1, Rev: true}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
@@ -259,18 +270,26 @@ func (l *Redis) List(ctx context.Context, f Filter) ([]Meta, error) {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
 	var out []Meta
-	var gone []any
+	var gone, ended []any
 	for i, c := range cmds {
 		if len(c.Val()) == 0 {
 			gone = append(gone, ids[i])
 			continue
 		}
-		if m := metaOf(ids[i], c.Val()); f.match(&m) {
+		m := metaOf(ids[i], c.Val())
+		if f.Live && m.Ended() {
+			ended = append(ended, ids[i])
+		}
+		if f.match(&m) {
 			out = append(out, m)
 		}
 	}
 	if len(gone) > 0 {
 		l.rdb.ZRem(ctx, l.indexKey(), gone...)
+		l.rdb.ZRem(ctx, l.liveKey(), gone...)
+	}
+	if len(ended) > 0 {
+		l.rdb.ZRem(ctx, l.liveKey(), ended...)
 	}
 	return sortMetas(out, f.Limit), nil
 }

@@ -106,7 +106,8 @@ func (l *Redis) queue(ctx context.Context, p redis.Pipeliner, j *redisJob, now t
 		j.cmds = append(j.cmds,
 			p.XAdd(ctx, &redis.XAddArgs{Stream: w.logKey, ID: "1-0", Values: []any{"end", j.end}}),
 			p.HSet(ctx, w.metaKey, "status", j.end, "ended", j.endAt.UnixMilli()),
-			p.PExpire(ctx, w.logKey, l.o.Retention), p.PExpire(ctx, w.metaKey, l.o.Retention))
+			p.PExpire(ctx, w.logKey, l.o.Retention), p.PExpire(ctx, w.metaKey, l.o.Retention),
+			p.ZRem(ctx, l.liveKey(), w.runID))
 	}
 }
 
