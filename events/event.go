@@ -149,6 +149,12 @@ type Event struct {
 	Description         string
 
 	Meta Meta
+
+	// LogID is the event's id in its run's event log (1, 2, 3 ... per run;
+	// 0 when the run keeps none): SSE streams send it as the frame's `id:`,
+	// so that a client that reconnects says where it stopped
+	// (Last-Event-ID). It is not part of the event's JSON.
+	LogID uint64
 }
 
 // TokenUsage is one AG-UI usage entry.

@@ -69,7 +69,26 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	if !claimUser(w, p, md, `"forwardedProps.ruleagent.userId"`) {
 		return
 	}
-	if _, busy := a.s.runs.Get(in.RunID); busy {
+	_, busy := a.s.runs.Get(in.RunID)
+	if len(in.Resume) == 0 && (busy || r.Header.Get("Last-Event-ID") != "") {
+		// A client that reconnects (its RunAgentInput again, with the
+		// Last-Event-ID it has) rejoins its run instead of running it again.
+		after, ok := lastEventID(w, r)
+		if !ok {
+			return
+		}
+		sc := rejoinScope{after: after, heartbeat: a.heartbeat}
+		if !newThread {
+			sc.threadID = in.ThreadID
+		}
+		if !subagentEvents(r, in.ForwardedProps) {
+			sc.skip = subagentLifecycle
+		}
+		if a.s.rejoin(w, r, in.RunID, sc) {
+			return
+		}
+	}
+	if busy {
 		writeError(w, http.StatusConflict, "run "+quote(in.RunID)+" is already in progress")
 		return
 	}
@@ -114,8 +133,22 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 		sink = &warnFirst{out: sink, warning: warning}
 	}
 	_, err := a.s.Run(forwardedTrace(r.Context(), in.ForwardedProps), RunRequest{ChainID: id, Input: `{"messages":` + string(in.Messages) + `}`, Metadata: md,
-		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true, Owner: p.User, NewThread: newThread})
-	if err != nil && !errors.As(err, new(*RunFailure)) {
+		ThreadID: in.ThreadID, RunID: in.RunID, Source: "agui", Caller: caller, Sink: sink, Interruptible: true, Rejoinable: true,
+		Owner: p.User, NewThread: newThread})
+	if errors.Is(err, ErrRunExists) && warning == "" {
+		// The run id names a run of another replica, or one that ended:
+		// the client rejoins it, from the start.
+		sc := rejoinScope{}
+		if !newThread {
+			sc.threadID = in.ThreadID
+		}
+		if !subagentEvents(r, in.ForwardedProps) {
+			sc.skip = subagentLifecycle
+		}
+		a.s.rejoinInto(r.Context(), out, in.RunID, sc)
+		return
+	}
+	if err != nil && !errors.As(err, new(*RunFailure)) && !errors.Is(err, errClientLeft) {
 		// The run never started (a run id taken in between): say so in
 		// the stream the client is reading.
 		out.Emit(events.Event{Type: events.RunError, Message: err.Error(), Code: "run_not_started"})

@@ -84,30 +84,57 @@ func (a runsAPI) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := RunRequest{ChainID: id, Input: input, Metadata: md, ThreadID: body.ThreadID,
-		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true, Owner: p.User, NewThread: body.ThreadID == ""}
+		RunID: body.RunID, MsgType: body.MsgType, Source: "run", Interruptible: true, Rejoinable: true, Owner: p.User,
+		NewThread: body.ThreadID == ""}
 	req.RunID = cmpOrID(req.RunID, "run-")
 	req.ThreadID = cmpOrID(req.ThreadID, "thread-")
-	if _, busy := a.s.runs.Get(req.RunID); busy {
+	stream := body.Stream || wantsStream(r)
+	_, busy := a.s.runs.Get(req.RunID)
+	if stream && body.RunID != "" && (busy || r.Header.Get("Last-Event-ID") != "") {
+		// A client that reconnects: it rejoins its run.
+		if a.rejoin(w, r, req.RunID, body.ThreadID) {
+			return
+		}
+	}
+	if busy {
 		writeError(w, http.StatusConflict, runs.ErrDuplicate.Error()+": "+req.RunID)
 		return
 	}
 	headers := map[string]string{"X-Run-Id": req.RunID, "X-Thread-Id": req.ThreadID}
-	if body.Stream || wantsStream(r) {
+	if stream {
 		out := sse.Start(w, a.heartbeat, headers)
 		defer out.Close()
 		req.Sink = out
-		_, _ = a.s.Run(r.Context(), req)
+		if _, err := a.s.Run(r.Context(), req); errors.Is(err, ErrRunExists) {
+			// The run id names a run of another replica, or one that
+			// ended: the client rejoins it, from the start.
+			a.s.rejoinInto(r.Context(), out, req.RunID, rejoinScope{threadID: body.ThreadID})
+		}
 		return
 	}
 	for k, v := range headers {
 		w.Header().Set(k, v)
 	}
 	res, err := a.s.Run(r.Context(), req)
-	if errors.Is(err, runs.ErrDuplicate) {
+	switch {
+	case errors.Is(err, runs.ErrDuplicate):
 		writeError(w, http.StatusConflict, err.Error())
+		return
+	case errors.Is(err, ErrRunExists):
+		writeError(w, http.StatusConflict, err.Error()+": follow its events at GET /api/v1/runs/"+req.RunID+"/events")
 		return
 	}
 	writeJSON(w, http.StatusOK, answerOf(res))
+}
+
+// rejoin answers a client of the run route that reconnects to run id
+// (after Last-Event-ID); it reports false when the run has no log.
+func (a runsAPI) rejoin(w http.ResponseWriter, r *http.Request, id, threadID string) bool {
+	after, ok := lastEventID(w, r)
+	if !ok {
+		return true
+	}
+	return a.s.rejoin(w, r, id, rejoinScope{after: after, threadID: threadID, heartbeat: a.heartbeat})
 }
 
 // resume answers POST /api/v1/runs/{runId}/resume: {"resume": [...],
@@ -166,13 +193,19 @@ func answerOf(res RunResult) runAnswer {
 	return ans
 }
 
-// list answers GET /api/v1/runs: a verified user sees their own runs, the
+// list answers GET /api/v1/runs: the runs in progress (with an event log,
+// on every replica of the fleet); a verified user sees their own runs, the
 // operator (and every caller where nobody is verified) all of them.
 // Paused runs (checkpoints, on any replica sharing the store) are listed
 // with status waiting and their interrupts.
 func (a runsAPI) list(w http.ResponseWriter, r *http.Request) {
 	p := identity.From(r.Context())
-	all := a.s.runs.List()
+	var all []runs.Info
+	if a.s.rl != nil {
+		all = a.s.rl.fleetRuns(r.Context())
+	} else {
+		all = a.s.runs.List()
+	}
 	mine := all[:0]
 	for _, info := range all {
 		if identity.MayAct(p, info.User) {
@@ -196,10 +229,18 @@ func (a runsAPI) list(w http.ResponseWriter, r *http.Request) {
 // cancel answers POST /api/v1/runs/{runId}/cancel.
 func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("runId")
+	p := identity.From(r.Context())
 	run, ok := a.s.runs.Get(id)
 	if !ok {
 		// A paused run is cancelled where it is kept.
-		switch err := a.s.cancelPaused(r.Context(), id, identity.From(r.Context())); {
+		err := a.s.cancelPaused(r.Context(), id, identity.From(r.Context()))
+		if errors.Is(err, checkpoint.ErrNotFound) && a.s.rl != nil {
+			// It may run on another replica of the fleet.
+			status, body := a.s.rl.cancelRemote(r.Context(), id, func(owner string) bool { return identity.MayAct(p, owner) })
+			writeJSON(w, status, body)
+			return
+		}
+		switch {
 		case err == nil:
 			writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "cancelled": true})
 		case errors.Is(err, ErrNotYours):
@@ -213,7 +254,7 @@ func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if !identity.MayAct(identity.From(r.Context()), run.Info().User) {
+	if !identity.MayAct(p, run.Info().User) {
 		writeError(w, http.StatusForbidden, ErrNotYours.Error()+": only the caller who started it may cancel it")
 		return
 	}

@@ -70,7 +70,9 @@ func TestREADMECurlExamples(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		_ = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
 	}
-	store, errs := OpenStore(dir, NewConfig(map[string]string{"llm_url": llm.URL, "api_key": "sk-test", "model": "test-model"}))
+	// As serve keeps them: the runs' events in the embedded store.
+	rl, _ := boltRunLog(t, stateFile(t))
+	store, errs := OpenStoreWith(dir, NewConfig(map[string]string{"llm_url": llm.URL, "api_key": "sk-test", "model": "test-model"}), StoreOptions{RunLog: rl})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

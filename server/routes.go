@@ -45,6 +45,7 @@ func (o Options) routes() map[string]http.Handler {
 	add("POST /api/v1/chains/{id}/run", o.notWhileDraining(run.run))
 	add("POST /api/v1/chains/{id}/agui", o.notWhileDraining(agui.run))
 	add("GET /api/v1/runs", run.list)
+	add("GET /api/v1/runs/{runId}/events", run.events)
 	add("POST /api/v1/runs/{runId}/cancel", run.cancel)
 	add("POST /api/v1/runs/{runId}/resume", run.resume)
 	add("POST /api/v1/tools/mcp/discover", discoverAPI{s: s, timeout: o.DiscoverTimeout}.discover)

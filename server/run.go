@@ -61,6 +61,10 @@ type RunRequest struct {
 	// POST /api/v1/runs/{id}/resume): a tool call that needs a person
 	// pauses the run instead of being refused.
 	Interruptible bool
+	// Rejoinable says the caller can rejoin the run (the run and AG-UI
+	// routes): when it goes away, a run that keeps a log goes on for the
+	// rejoin grace instead of being cancelled at once (RunLog.RejoinGrace).
+	Rejoinable bool
 	// OnNode, when set, is told each node of the chain (not of the chains
 	// it calls) as it tells its result: in order, from the goroutine that
 	// ran the node (RuleGo's node-completed callback), so it must not

@@ -67,11 +67,15 @@ type runState struct {
 
 	// usage records the run in the store's usage ledger (nil: none).
 	usage *ledger.Run
+	// lg is the run's event log (nil: none; see run_log.go).
+	lg *runLog
 }
 
 // segment is one client's share of a run.
 type segment struct {
 	stream *events.Stream
+	// client is where its events go (events.Discard once the client left).
+	client events.Sink
 	// base is the run's usage when the segment opened: a segment reports
 	// only the model calls made during it (AG-UI: usage does not carry
 	// across an interrupt).
@@ -85,11 +89,16 @@ type segment struct {
 // goes on from (nil: a new run).
 func (s *Store) prepare(ctx context.Context, e types.RuleEngine, st *runState, resume *components.Suspension) error {
 	req := st.req
-	// The run outlives the request that started it only by pausing:
-	// segment() cancels it when a client goes away mid-segment.
+	if err := s.startLog(ctx, st); err != nil {
+		return err
+	}
+	// The run outlives the request that started it only by pausing, or
+	// for the rejoin grace: segment() cancels it when a client goes away
+	// mid-segment.
 	reg, rctx, err := s.runs.Start(context.WithoutCancel(ctx), runs.Info{RunID: req.RunID, ThreadID: req.ThreadID,
 		ChainID: req.ChainID, Source: req.Source, User: req.Owner, StartedAt: st.started}, st)
 	if err != nil {
+		st.abandonLog()
 		return err
 	}
 	st.reg, st.fr.out = reg, reg
@@ -134,6 +143,10 @@ func (st *runState) wait(ctx context.Context, seg *segment) (RunResult, error) {
 	case <-st.done:
 		return st.result(seg), st.err
 	case <-ctx.Done():
+		if st.leave(seg) {
+			// It goes on for its client to rejoin (run_rejoin.go).
+			return RunResult{RunID: st.req.RunID, ThreadID: st.req.ThreadID}, errClientLeft
+		}
 		// The client went away: the run is cancelled, and waited for as a
 		// chain tool's is, at most components.CancelGrace.
 		st.reg.Cancel(errClientGone)
@@ -165,6 +178,7 @@ func (st *runState) detach(seg *segment, usage []events.TokenUsage) {
 	st.withCost(&term.Meta)
 	seg.stream.Emit(term)
 	st.seg = nil
+	st.logEndLocked(OutcomeCancelled)
 }
 
 // result is the run's result as segment seg reports it: usage spent
@@ -182,17 +196,21 @@ func (st *runState) attach(sink events.Sink, threadID, runID string) *segment {
 	if sink == nil {
 		sink = events.Discard
 	}
-	seg := &segment{base: st.ledger.Entries()}
+	seg := &segment{base: st.ledger.Entries(), client: sink}
 	st.usage.Segment(runID)
 	chainID, regID := st.req.ChainID, st.req.RunID
+	// Every event of the run is emitted under st.mu: the log (which gives
+	// the event its id) and the client see them in one order.
 	seg.stream = events.NewStream(events.SinkFunc(func(ev events.Event) {
+		st.logEvent(&ev)
 		if !seg.flushing {
 			st.s.live.Event(chainID, regID, &ev)
 		}
-		sink.Emit(ev)
+		seg.client.Emit(ev)
 	}), threadID, runID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.attachedLocked()
 	seg.stream.Emit(events.Event{Type: events.RunStarted, ProtocolVersion: events.ProtocolVersion})
 	// The steps and sub-agents the pause suspended go on in this run.
 	seg.stream.Reopen(st.reopen)
@@ -264,9 +282,17 @@ func (st *runState) finish(run *components.ChainRun) {
 		metrics.ChainRuns.WithLabelValues(req.ChainID, cmp.Or(req.Source, "api"), res.Outcome).Inc()
 		metrics.ChainRunDuration.WithLabelValues(req.ChainID).Observe(took.Seconds())
 	}
+	if !paused {
+		st.logTail()
+	}
 	st.mu.Lock()
 	if st.seg != nil {
 		st.emitTerminalLocked()
+	}
+	if paused {
+		st.logPauseLocked()
+	} else {
+		st.logEndLocked(res.Outcome)
 	}
 	close(st.done)
 	st.mu.Unlock()

@@ -91,6 +91,10 @@ type Store struct {
 	mcpHTTP   *mcpserver.StreamableHTTPServer
 	// mcpCalls are the calls over mcpHTTP not answered yet (see openCalls).
 	mcpCalls *openCalls
+
+	// rl keeps the runs' events and reaches the fleet (run_log.go; nil:
+	// runs keep no events).
+	rl *runLogs
 }
 
 // NewConfig returns the RuleGo configuration ruleagent runs chains with:
@@ -142,6 +146,9 @@ type StoreOptions struct {
 	// MCPTasks keeps the state of the MCP server's tasks (see
 	// MCPOptions.Tasks); memory when nil.
 	MCPTasks tasks.Store
+	// RunLog keeps the runs' events, for clients to rejoin them from any
+	// replica, and reaches the other replicas of a fleet (see RunLog).
+	RunLog RunLog
 }
 
 // OpenStore is OpenStoreWith with default options.
@@ -178,6 +185,12 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		s.fleet = newFleetChains(s, o.Chains, s.replica)
 		s.dir, dir = "", ""
 	}
+	// The run logs and the checkpoints name this process alike.
+	rl := o.RunLog
+	if rl.Replica == "" {
+		rl.Replica = s.replica
+	}
+	s.rl = newRunLogs(s, rl)
 	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger, Tasks: o.MCPTasks})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
@@ -405,6 +418,7 @@ func (s *Store) Close() {
 		s.stopEndpoints(id)
 	}
 	s.pool.Stop()
+	s.rl.close()
 }
 
 // quietLogger drops RuleGo's own log lines; ruleagent reports what matters.

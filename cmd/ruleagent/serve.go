@@ -28,7 +28,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	chains := fs.String("chains", "chains", "folder of chain files (watched: edits are deployed)")
-	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it, paused runs state.db)")
+	data := fs.String("data", "data", "folder for run data (the embedded session store is sessions.db in it, the runs' events and paused runs state.db)")
 	sessionStore := fs.String("session-store", "bolt", "where agents' sessions are kept: bolt (DATA/sessions.db), bolt:PATH, memory, or redis://host:port/db (shared by several servers)")
 	token := fs.String("token", os.Getenv("RULEAGENT_TOKEN"), "bearer token required by the API (RULEAGENT_TOKEN); mandatory off loopback")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
@@ -42,6 +42,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	policyF := fs.String("policy", os.Getenv("RULEAGENT_POLICY"), "server-wide tool policy, binding every agent: a JSON object such as '{\"deny\":[\"group:runtime\"]}' or the path of a JSON file (RULEAGENT_POLICY)")
 	readOnly := fs.Bool("read-only", false, "run the chains but refuse to change them over the API and MCP (PUT, DELETE, save_rule_chain): only the watched chains folder changes them")
 	auditF := fs.String("audit", "", "folder of the audit log (JSON lines, one file a day); default <data>/audit, \"off\" writes none")
+	rejoinGrace := fs.Duration("rejoin-grace", server.DefaultRejoinGrace, "how long a run (run and AG-UI routes) goes on after its client went away, for it to rejoin; 0 cancels it at once")
 	var idF identityFlags
 	idF.register(fs)
 	sb := addSandboxFlags(fs)
@@ -146,19 +147,26 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if fl != nil {
 		replicaID = fl.replica
 	}
-	checkpoints, replica, closePaused, err := pausedRuns(ctx, *sessionStore, *data, replicaID)
+	fleet, err := openFleetState(ctx, *sessionStore, *data, replicaID)
 	if err != nil {
 		return err
 	}
-	// Deferred before the store's Close, so it runs after it.
-	defer closePaused()
+	// Deferred before the store's Close, so it runs after it: the last
+	// run's events are written before the log stops.
+	defer fleet.Close()
 	mcpTasks, err := mcpTaskStore(sess)
 	if err != nil {
 		return err
 	}
+	rejoin := *rejoinGrace
+	if rejoin == 0 {
+		rejoin = -1 // RunLog's 0 is its default
+	}
 	storeOpts := server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
-		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage, Checkpoints: checkpoints, Replica: replica,
-		MCPTasks: mcpTasks}
+		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage,
+		Checkpoints: fleet.checkpoints, Replica: fleet.replica, MCPTasks: mcpTasks,
+		RunLog: server.RunLog{Events: fleet.events, Replica: fleet.replica, Alive: fleet.registry.Alive, Control: fleet.bus,
+			RejoinGrace: rejoin}}
 	if fl != nil && fl.shareChains {
 		storeOpts.Chains = fl.chains
 	}
@@ -204,7 +212,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// MCP clients keep an event stream open; end their sessions so that
 	// Shutdown does not wait for them.
 	srv.RegisterOnShutdown(store.CloseMCPSessions)
-	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "")
+	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "", fleet.where())
 	governanceBanner(stdout, gov, *policyF)
 	usageBanner(stdout, usage, &usageF)
 	identityBanner(stdout, verifier, &idF)
@@ -282,7 +290,7 @@ func shutdown(srv *http.Server, store *server.Store, logger *slog.Logger, grace,
 
 // banner says where the server is, what it loaded, and whether runs can
 // work.
-func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g map[string]string, token bool) {
+func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g map[string]string, token bool, where string) {
 	fmt.Fprintf(w, "ruleagent serving %s on http://%s\n", chains, addr)
 	list := store.List()
 	agents := 0
@@ -305,6 +313,9 @@ func banner(w io.Writer, addr, chains string, store *server.Store, failed int, g
 	}
 	if ss := store.Sessions(); ss != nil {
 		fmt.Fprintf(w, "  sessions: %s\n", ss.Name())
+	}
+	if where != "" {
+		fmt.Fprintf(w, "  run events: %s\n", where)
 	}
 	fmt.Fprintf(w, "  editor: http://%s/   API: http://%s/api/v1/chains   OpenAI: http://%s/v1   MCP: http://%s/mcp\n", addr, addr, addr, addr)
 }

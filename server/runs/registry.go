@@ -44,6 +44,9 @@ type Info struct {
 	// Interrupts.
 	Status     string             `json:"status"`
 	Interrupts []events.Interrupt `json:"interrupts,omitempty"`
+	// Replica is the replica running it, in a listing of a fleet's runs
+	// (empty when the server keeps no run events).
+	Replica string `json:"replica,omitempty"`
 }
 
 // Usage is the tokens used so far, sub-agents included.
@@ -207,6 +210,12 @@ func (g *Registry) List() []Info {
 	for _, r := range all {
 		out = append(out, r.Info())
 	}
+	SortInfos(out)
+	return out
+}
+
+// SortInfos orders runs oldest first (then by id).
+func SortInfos(out []Info) {
 	slices.SortFunc(out, func(a, b Info) int {
 		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
 			return c
@@ -216,7 +225,6 @@ func (g *Registry) List() []Info {
 		}
 		return 1
 	})
-	return out
 }
 
 // Active returns the number of runs in progress.

@@ -1,6 +1,7 @@
 // Package sse writes server-sent events the way AG-UI and OpenAI clients
 // read them: one `data: <json>\n\n` frame per event (LF only: CRLF framing
-// breaks the AG-UI client), flushed as soon as it is written, with a
+// breaks the AG-UI client), preceded by `id: N\n` when the event has an id
+// in its run's event log, flushed as soon as it is written, with a
 // comment line as heartbeat while nothing else is sent, so that proxies do
 // not close a stream that waits for a long tool call.
 //
@@ -17,6 +18,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -171,13 +173,36 @@ func (s *Writer) dropped(err error) {
 	}
 }
 
-// Event queues an AG-UI event as one frame.
+// Event queues an AG-UI event as one frame, with its event log id as the
+// frame's `id:` when it has one (events.Event.LogID).
 func (s *Writer) Event(e *events.Event) error {
 	bp := frames.Get().(*[]byte)
-	b := append((*bp)[:0], "data: "...)
+	b := appendID((*bp)[:0], e.LogID)
+	b = append(b, "data: "...)
 	b = e.AppendJSON(b)
 	*bp = append(b, '\n', '\n')
 	return s.enqueue(bp)
+}
+
+// Logged queues an event read from a run's event log: data (its JSON, one
+// line) under id.
+func (s *Writer) Logged(id uint64, data []byte) error {
+	bp := frames.Get().(*[]byte)
+	b := appendID((*bp)[:0], id)
+	b = append(b, "data: "...)
+	b = append(b, data...)
+	*bp = append(b, '\n', '\n')
+	return s.enqueue(bp)
+}
+
+// appendID appends an `id:` line (none for 0).
+func appendID(b []byte, id uint64) []byte {
+	if id == 0 {
+		return b
+	}
+	b = append(b, "id: "...)
+	b = strconv.AppendUint(b, id, 10)
+	return append(b, '\n')
 }
 
 // Data queues one frame whose data is b (a single line of JSON, or

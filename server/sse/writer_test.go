@@ -223,3 +223,23 @@ func TestWriterCloseIsBounded(t *testing.T) {
 		t.Errorf("Close waited %v", took)
 	}
 }
+
+// An event with an id in its run's log goes out with an `id:` line before
+// its data (what a reconnecting client sends back as Last-Event-ID); an
+// event without one, and a logged event's raw JSON, as the SSE format says.
+func TestWriterEventIDs(t *testing.T) {
+	c := newConn(Limits{}, false)
+	w := Start(c, 0, nil)
+	e := delta(1)
+	e.LogID = 7
+	_ = w.Event(e)
+	_ = w.Event(delta(2))
+	_ = w.Logged(9, []byte(`{"type":"RUN_STARTED"}`))
+	w.Close()
+	want := "id: 7\ndata: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"1\"}\n\n" +
+		"data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"2\"}\n\n" +
+		"id: 9\ndata: {\"type\":\"RUN_STARTED\"}\n\n"
+	if got := c.written(); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}

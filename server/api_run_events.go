@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/sse"
+	"github.com/ruleagent/ruleagent/state/control"
+	"github.com/ruleagent/ruleagent/state/eventlog"
+)
+
+// events answers GET /api/v1/runs/{runId}/events: the run's events from
+// its log, after Last-Event-ID (or ?after=), then its live ones, as SSE
+// with their ids, until the run ends (or pauses: its segment ends on
+// interrupts). Any replica answers, for a run of any replica.
+func (a runsAPI) events(w http.ResponseWriter, r *http.Request) {
+	after, ok := lastEventID(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("runId")
+	if a.s.rl == nil {
+		writeError(w, http.StatusNotFound, "this server keeps no run events (no event log is configured)")
+		return
+	}
+	if !a.s.rejoin(w, r, id, rejoinScope{after: after, heartbeat: a.heartbeat}) {
+		writeError(w, http.StatusNotFound, "no run "+quote(id)+" (unknown, or its events expired after their retention)")
+	}
+}
+
+// lastEventID reads where a rejoining client stopped: the Last-Event-ID
+// header (an SSE client's reconnect) or ?after=; 0 for the start.
+func lastEventID(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	v := r.Header.Get("Last-Event-ID")
+	name := "Last-Event-ID"
+	if q := r.URL.Query().Get("after"); q != "" {
+		v, name = q, "after"
+	}
+	if v = strings.TrimSpace(v); v == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, name+" must be an event id (a number), not "+quote(v))
+		return 0, false
+	}
+	return n, true
+}
+
+// rejoinScope is what a rejoining request asks for.
+type rejoinScope struct {
+	// after is the last event id the client has (0: from the start).
+	after uint64
+	// threadID, when set, must be the run's thread (an AG-UI client
+	// posting its RunAgentInput again).
+	threadID  string
+	heartbeat time.Duration
+	// skip leaves events out (an AG-UI client that did not ask for the
+	// sub-agents' lifecycle events).
+	skip func(data []byte) bool
+}
+
+// rejoin answers a client that rejoins run id: its events as SSE, or why
+// not (403 for another caller's run, 409 for another thread). It reports
+// false, having answered nothing, when the run has no log.
+func (s *Store) rejoin(w http.ResponseWriter, r *http.Request, id string, sc rejoinScope) bool {
+	if s.rl == nil {
+		return false
+	}
+	ctx := r.Context()
+	m, status, msg := s.mayRejoin(ctx, id, sc)
+	switch {
+	case status == http.StatusNotFound:
+		return false
+	case status != 0:
+		writeError(w, status, msg)
+		return true
+	}
+	out := sse.Start(w, sc.heartbeat, map[string]string{"X-Run-Id": id, "X-Thread-Id": m.ThreadID})
+	defer out.Close()
+	s.follow(ctx, out, m, sc)
+	return true
+}
+
+// rejoinInto follows run id in a stream already started: a new run whose
+// id turned out to name a run already (of another replica, or ended). A
+// refusal is the stream's RUN_ERROR.
+func (s *Store) rejoinInto(ctx context.Context, out *sse.Writer, id string, sc rejoinScope) {
+	m, status, msg := s.mayRejoin(ctx, id, sc)
+	if status != 0 {
+		if status == http.StatusNotFound {
+			msg = ErrRunExists.Error() + ", but its events cannot be read"
+		}
+		out.Emit(events.Event{Type: events.RunError, Timestamp: time.Now().UnixMilli(), Message: msg, Code: "run_not_started"})
+		return
+	}
+	s.follow(ctx, out, m, sc)
+}
+
+// mayRejoin reads run id's Meta and checks that the caller may rejoin it:
+// a status (404: no log; 403, 409, 503) and why, or 0. A run whose replica
+// is gone, and that the janitor has not ended yet, is ended first.
+func (s *Store) mayRejoin(ctx context.Context, id string, sc rejoinScope) (eventlog.Meta, int, string) {
+	rl := s.rl
+	m, err := rl.Events.Meta(ctx, id)
+	switch {
+	case errors.Is(err, eventlog.ErrNotFound):
+		return m, http.StatusNotFound, ""
+	case err != nil:
+		return m, http.StatusServiceUnavailable, "the run's events cannot be read: " + err.Error()
+	case !identity.MayAct(identity.From(ctx), m.UserID):
+		return m, http.StatusForbidden, ErrNotYours.Error() + ": only the caller who started it may rejoin it"
+	case sc.threadID != "" && m.ThreadID != sc.threadID:
+		return m, http.StatusConflict, "run " + quote(id) + " belongs to thread " + quote(m.ThreadID) + ", not " + quote(sc.threadID) + ": a run id names one run"
+	}
+	if rl.ownerGone(ctx, m) {
+		rl.endLost(ctx, m)
+	}
+	return m, 0, ""
+}
+
+// eventsMissing is the CUSTOM event a rejoined stream sends where the log
+// skips ids: events dropped by its bounds (the oldest go first), or that
+// could not be stored while its store was unreachable.
+const eventsMissing = "ruleagent.events_missing"
+
+// follow writes run m's logged events after sc.after to out, then its live
+// ones, until the run ends or pauses, or ctx ends. While it follows a run
+// that goes on, it tells the run's replica so (a run whose own client
+// left is not cancelled while someone follows it).
+func (s *Store) follow(ctx context.Context, out *sse.Writer, m eventlog.Meta, sc rejoinScope) {
+	rl := s.rl
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !m.Ended() && rl.RejoinGrace > 0 {
+		go rl.keepFollowed(ctx, m)
+	}
+	pos := sc.after
+	for e, err := range rl.Events.Follow(ctx, m.RunID, sc.after) {
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("a rejoined run's stream ended early", "run", m.RunID, "err", err)
+			}
+			return
+		}
+		if e.ID > pos+1 {
+			v, _ := json.Marshal(map[string]any{"after": pos, "next": e.ID, "missing": e.ID - pos - 1,
+				"reason": "the run's log is bounded (its oldest events go first), or its store was unreachable when they were emitted"})
+			_ = out.Event(&events.Event{Type: events.Custom, Timestamp: time.Now().UnixMilli(), Name: eventsMissing, Value: v})
+		}
+		pos = e.ID
+		if sc.skip != nil && sc.skip(e.Data) {
+			continue
+		}
+		if out.Logged(e.ID, e.Data) != nil {
+			return
+		}
+		if pausedEnd(e.Data) {
+			if cur, err := rl.Events.Meta(ctx, m.RunID); err == nil && cur.Status == eventlog.StatusWaiting {
+				// The run waits for answers: its segment is over.
+				return
+			}
+		}
+	}
+}
+
+// pausedEnd reports whether an encoded event ends a segment on interrupts.
+func pausedEnd(data []byte) bool {
+	return bytes.HasPrefix(data, []byte(`{"type":"RUN_FINISHED"`)) && bytes.Contains(data, []byte(`"outcome":{"type":"interrupt"`))
+}
+
+// subagentLifecycle reports an encoded SUBAGENT_* lifecycle event.
+func subagentLifecycle(data []byte) bool {
+	return bytes.HasPrefix(data, []byte(`{"type":"SUBAGENT_`))
+}
+
+// keepFollowed tells run m's replica, every third of the rejoin grace
+// until ctx ends, that a client follows the run.
+func (rl *runLogs) keepFollowed(ctx context.Context, m eventlog.Meta) {
+	every := max(rl.RejoinGrace/3, 100*time.Millisecond)
+	for {
+		sctx, cancel := context.WithTimeout(ctx, control.DefaultTimeout)
+		_, _ = rl.send(sctx, m.Owner, control.Message{Kind: controlFollow, RunID: m.RunID})
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
+}
