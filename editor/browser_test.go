@@ -51,6 +51,17 @@ func TestBrowserSignIn(t *testing.T) {
 	env.run(t, "signin.mjs", "BASE_URL="+base, "TOKEN="+token)
 }
 
+// TestBrowserRejoin reloads the editor's page while a run streams: the Run
+// tab opens again on the chat and shows the whole run, read again from the
+// server's event log and then live, until its end (browser/rejoin.mjs).
+func TestBrowserRejoin(t *testing.T) {
+	env := browserEnv(t)
+	llm := llmtest.NewServer(t, script())
+	work, chains := workDir(t, map[string]string{"storyteller.json": storytellerChain})
+	base := serve(t, env.bin, work, chains, llm.URL)
+	env.run(t, "rejoin.mjs", "BASE_URL="+base, "STORY="+story)
+}
+
 // TestBrowserCost runs an agent on a server with a price table: the Run
 // panel's timeline shows each turn's tokens, cost and time to first token,
 // and the run's cost, the usage ledger's (browser/cost.mjs).
@@ -262,6 +273,10 @@ func script(g *gates) llmtest.Script {
 			return llmtest.Response{ToolCalls: []llmtest.ToolCall{llmtest.Call("read", `{"path":"notes.txt"}`)}, ChunkDelay: 30 * time.Millisecond,
 				Usage: &llmtest.Usage{PromptTokens: 300, CompletionTokens: 100}}
 		})},
+		// The storyteller answers for about 5 s: long enough to reload the
+		// page in the middle.
+		llmtest.Rule{Match: llmtest.SystemContains("You are the storyteller"), Script: llmtest.Always(llmtest.Response{
+			Text: story, ChunkSize: 4, ChunkDelay: 60 * time.Millisecond})},
 		llmtest.Rule{Match: llmtest.SystemContains("You are the demo agent"), Script: llmtest.Sequence(
 			llmtest.Calls(llmtest.Call("read", `{"path":"notes.txt"}`), llmtest.Call("Helper", `{"message":"say hi"}`)),
 			// Part of the answer shows, then the rest once it was seen.
@@ -269,6 +284,16 @@ func script(g *gates) llmtest.Script {
 		)},
 	)
 }
+
+// story is what the storyteller tells.
+const story = "Once upon a time a rule chain learned to tell stories, one chunk after the other, " +
+	"and a reader who reloaded the page in the middle still read every word of it, in order, once. The end."
+
+const storytellerChain = `{
+  "ruleChain": {"id": "storyteller", "name": "Storyteller", "root": true},
+  "metadata": {"nodes": [{"id": "agent", "type": "ai/agent", "name": "Storyteller", "configuration": {
+    "systemPrompt": "You are the storyteller.", "maxStep": 2}}], "connections": []}
+}`
 
 const helperChain = `{
   "ruleChain": {"id": "helper", "name": "Helper", "root": true, "additionalInfo": {"description": "Says hi."}},

@@ -19,7 +19,8 @@ import { chainActions, type Status } from './chainActions';
 import { useDialog } from './Dialog';
 import { NodePanel } from './NodePanel';
 import { Palette } from './Palette';
-import { RunTab, type ChainRuns } from './RunTab';
+import { newChainRuns, RunTab, type ChainRuns } from './RunTab';
+import { chatStore, loadChat, restoredTurns } from '../rejoin';
 import { toolActions } from './toolActions';
 import { toolViews } from '../agentTools';
 import { Shortcuts, SHORTCUTS } from './Shortcuts';
@@ -109,6 +110,26 @@ function Editor() {
       setSaved(null);
     },
   });
+
+  // After a reload, the chat the tab was in opens again in the Run tab, its
+  // runs read again from the server (a run still going, live).
+  // The chat is the one kept when the page loaded, not one sent since.
+  const [chat] = useState(() => loadChat(chatStore));
+  const restored = useRef(false);
+  useEffect(() => {
+    if (restored.current) return;
+    const target = chat && chains.find((c) => c.id === chat.chainId);
+    if (!chat || !target) return;
+    restored.current = true;
+    void (async () => {
+      await open(chat.chainId);
+      setRuns((rs) => ({
+        ...rs,
+        [chat.chainId]: { ...newChainRuns(true, target.inputSchema), thread: { threadId: chat.threadId, turns: restoredTurns(chat), rejoin: true } },
+      }));
+      setTab('run');
+    })();
+  }, [chains, open]);
 
   const deploy = async () => {
     if (!doc) return;

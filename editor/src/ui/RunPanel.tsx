@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, APIError } from '../api';
+import { auth } from '../auth';
 import { apply, finalText, newRun, readSSE, ROOT, type AGUIEvent, type RunState } from '../agui';
+import { chatStore, clearChat, rejoinRun, RejoinError, replayed, saveChat } from '../rejoin';
 import { RunBody } from './RunView';
 import { Timeline } from './Timeline';
 import { Interrupts, type Answer } from './Interrupts';
@@ -16,6 +18,9 @@ export interface Turn {
 export interface Thread {
   threadId: string;
   turns: Turn[];
+  // rejoin marks a thread restored after a reload: its turns' events are
+  // read again from the server (../rejoin.ts) when the panel opens.
+  rejoin?: boolean;
 }
 
 export function newThread(): Thread {
@@ -41,6 +46,7 @@ export function RunPanel({ chainId, deployed, thread, setThread, onRunStart, use
   const [now, setNow] = useState(() => Date.now());
   const abort = useRef<AbortController | null>(null);
   const log = useRef<HTMLDivElement>(null);
+  const rejoining = useRef(false);
 
   useEffect(() => {
     if (!running) return;
@@ -57,6 +63,39 @@ export function RunPanel({ chainId, deployed, thread, setThread, onRunStart, use
 
   const update = (runId: string, f: (s: RunState) => RunState) =>
     setThread((t) => ({ ...t, turns: t.turns.map((x) => (x.runId === runId ? { ...x, state: f(x.state) } : x)) }));
+
+  // A thread restored after a reload reads its turns' events again, one
+  // turn after the other; the last one's run may still be going, and is
+  // followed live until it ends (Stop cancels it).
+  useEffect(() => {
+    if (!thread.rejoin || rejoining.current || thread.turns.length === 0) return;
+    rejoining.current = true;
+    setThread((t) => ({ ...t, rejoin: false }));
+    const turns = thread.turns;
+    const ctrl = new AbortController();
+    abort.current = ctrl;
+    setRunning(turns[turns.length - 1].runId);
+    void (async () => {
+      for (const t of turns) {
+        try {
+          await rejoinRun(fetch, auth.headers(), t.runId, ctrl.signal, (e, first) => update(t.runId, (s) => replayed(s, e, first)));
+        } catch (e) {
+          if (e instanceof RejoinError) auth.saw(e.status);
+          const message = ctrl.signal.aborted
+            ? 'Stopped.'
+            : e instanceof RejoinError && e.status === 404
+              ? 'This run can no longer be shown: the server keeps its events an hour after it ended.'
+              : `This run could not be shown again: ${(e as Error).message}`;
+          update(t.runId, (s) => ({ ...s, runs: { ...s.runs, [ROOT]: { ...s.runs[ROOT], status: ctrl.signal.aborted ? 'cancelled' : 'error', error: message, end: s.runs[ROOT].end ?? Date.now() } } }));
+          if (ctrl.signal.aborted) break;
+        }
+      }
+      setRunning(null);
+      abort.current = null;
+    })();
+    // Read once per restored thread (the ref holds through StrictMode's
+    // second mount); the reading ends with its runs.
+  }, [thread.rejoin]);
 
   const history = () =>
     thread.turns.flatMap((t, i) => [
@@ -101,6 +140,8 @@ export function RunPanel({ chainId, deployed, thread, setThread, onRunStart, use
     const runId = crypto.randomUUID();
     const messages = [...history(), { id: `u${thread.turns.length}`, role: 'user', content: text }];
     setThread((t) => ({ ...t, turns: [...t.turns, { runId, user: text, state: newRun(Date.now()) }] }));
+    // The tab keeps the chat, so that a reload shows it again (../rejoin.ts).
+    saveChat(chatStore, { chainId, threadId: thread.threadId, turns: [...thread.turns.map((t) => ({ runId: t.runId, user: t.user })), { runId, user: text }] });
     setInput('');
     await stream(runId, { runId, messages });
   };
@@ -181,7 +222,7 @@ export function RunPanel({ chainId, deployed, thread, setThread, onRunStart, use
               Send
             </button>
           )}
-          <button type="button" disabled={!!running || thread.turns.length === 0} onClick={() => setThread(() => newThread())}>
+          <button type="button" disabled={!!running || thread.turns.length === 0} onClick={() => (clearChat(chatStore), setThread(() => newThread()))}>
             New thread
           </button>
         </div>
