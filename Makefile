@@ -24,7 +24,7 @@ test-go:
 
 ## test-fleet: the slow fleet tests, skipped by make test: 6 s leases, Redis frozen for 5 s, killed and
 ## restarted, replicas behind nginx (needs redis-server and nginx; RULEAGENT_TEST_FLEET=1 runs them)
-FLEET_PKGS ?= ./state/... ./sessions/ ./internal/fleettest/
+FLEET_PKGS ?= ./state/... ./sessions/ ./internal/fleettest/ ./test/fleet/
 test-fleet:
 	RULEAGENT_TEST_FLEET=1 $(GO) test -p 1 -count=1 -timeout 30m $(FLEET_PKGS)
 

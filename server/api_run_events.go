@@ -144,6 +144,7 @@ func (s *Store) follow(ctx context.Context, out *sse.Writer, m eventlog.Meta, sc
 		go rl.keepFollowed(ctx, m)
 	}
 	pos := sc.after
+	ended := false
 	for e, err := range rl.Events.Follow(ctx, m.RunID, sc.after) {
 		if err != nil {
 			if ctx.Err() == nil {
@@ -163,6 +164,7 @@ func (s *Store) follow(ctx context.Context, out *sse.Writer, m eventlog.Meta, sc
 		if out.Logged(e.ID, e.Data) != nil {
 			return
 		}
+		ended = ended || terminal(e.Data)
 		if pausedEnd(e.Data) {
 			if cur, err := rl.Events.Meta(ctx, m.RunID); err == nil && cur.Status == eventlog.StatusWaiting {
 				// The run waits for answers: its segment is over.
@@ -170,6 +172,33 @@ func (s *Store) follow(ctx context.Context, out *sse.Writer, m eventlog.Meta, sc
 			}
 		}
 	}
+	if !ended && sc.after > 0 && ctx.Err() == nil {
+		s.lostEnd(ctx, out, m.RunID)
+	}
+}
+
+// lostEnd sends a client that rejoined an ended run after its last id the
+// run's terminal event all the same. That happens when the run's replica
+// died before its last events were written (they are written in batches;
+// its client had them already): the replica that ended the run gave its
+// RUN_ERROR replica_lost the next id of the log, which the client has.
+func (s *Store) lostEnd(ctx context.Context, out *sse.Writer, runID string) {
+	var id uint64
+	var data []byte
+	for e, err := range s.rl.Events.Follow(ctx, runID, 0) {
+		if err != nil {
+			return
+		}
+		id, data = e.ID, append(data[:0], e.Data...)
+	}
+	if terminal(data) {
+		_ = out.Logged(id, data)
+	}
+}
+
+// terminal reports whether an encoded event ends a run (or a segment).
+func terminal(data []byte) bool {
+	return bytes.HasPrefix(data, []byte(`{"type":"RUN_FINISHED"`)) || bytes.HasPrefix(data, []byte(`{"type":"RUN_ERROR"`))
 }
 
 // pausedEnd reports whether an encoded event ends a segment on interrupts.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"net/http"
 	"path/filepath"
@@ -48,6 +49,14 @@ type replica struct {
 	lg  *eventlog.Redis
 }
 
+// die makes the replica vanish as kill -9 does, its events not yet
+// written included: they never reach the log (they are written only when
+// the test ends).
+func (r *replica) die() {
+	_ = r.reg.Leave(context.Background())
+	_ = r.bus.Close()
+}
+
 // kill makes the replica vanish as kill -9 would for the others: its
 // heartbeat goes, it answers no control message, and its runs' events stop
 // reaching the log (its runs still go on in this process, unseen).
@@ -60,6 +69,14 @@ func (r *replica) kill() {
 // redisFleet starts n replicas of the test chains on one real redis-server.
 func redisFleet(t *testing.T, n int) []*replica {
 	t.Helper()
+	return redisFleetFlushing(t, make([]time.Duration, n))
+}
+
+// redisFleetFlushing is redisFleet with each replica's event log flush
+// interval (testFlush when 0).
+func redisFleetFlushing(t *testing.T, flush []time.Duration) []*replica {
+	t.Helper()
+	n := len(flush)
 	rs := redistest.Start(t)
 	var out []*replica
 	for i := range n {
@@ -76,7 +93,7 @@ func redisFleet(t *testing.T, n int) []*replica {
 		if r.bus, err = control.NewRedis(ctx, conn.Client, conn.Prefix, r.id, control.RedisOptions{Alive: r.reg.Alive}); err != nil {
 			t.Fatal(err)
 		}
-		r.lg = eventlog.NewRedis(conn.Client, conn.Prefix, eventlog.Options{FlushInterval: testFlush})
+		r.lg = eventlog.NewRedis(conn.Client, conn.Prefix, eventlog.Options{FlushInterval: cmp.Or(flush[i], testFlush)})
 		t.Cleanup(func() {
 			_ = r.lg.Close()
 			_ = r.bus.Close()

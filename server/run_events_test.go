@@ -287,3 +287,21 @@ func TestFleetReplicaLost(t *testing.T) {
 		t.Errorf("B's runs listing after the lost run ended: %d %s", code, body)
 	}
 }
+
+// A replica killed before its last events reached the log (they are written
+// every flush interval; its client had them already): a client that rejoins
+// after the last id it got still gets the run's terminal RUN_ERROR
+// replica_lost, whose id in the log is lower, instead of an empty stream.
+func TestFleetReplicaLostBeforeItsEventsWereKept(t *testing.T) {
+	fl := redisFleetFlushing(t, []time.Duration{time.Hour, 0})
+	a, b := fl[0], fl[1]
+	ctx := t.Context()
+	onA := a.openSSE(ctx, "POST", "/api/v1/chains/slow/run", `{"input":"go","stream":true,"runId":"unkept-run"}`)
+	onA.until(t, "TEXT_MESSAGE_CONTENT")
+	last := onA.until(t, "TEXT_MESSAGE_CONTENT")
+	a.die()
+	got := b.openSSE(ctx, "GET", "/api/v1/runs/unkept-run/events", "", "Last-Event-ID", strconvU(last)).wait(t)
+	if len(got) != 1 || !strings.Contains(got[0].data, `"type":"RUN_ERROR"`) || !strings.Contains(got[0].data, `"code":"replica_lost"`) {
+		t.Fatalf("rejoined after %d: %+v", last, got)
+	}
+}
