@@ -101,10 +101,10 @@ func (rl *runLogs) onRuns(context.Context, control.Message) control.Reply {
 func (rl *runLogs) cancelRemote(ctx context.Context, id string, mayAct func(owner string) bool) (int, any) {
 	m, err := rl.Events.Meta(ctx, id)
 	switch {
-	case errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable, map[string]string{"error": err.Error()}
-	case err != nil:
+	case errors.Is(err, eventlog.ErrNotFound):
 		return http.StatusNotFound, map[string]string{"error": "no run " + quote(id) + " is in progress"}
+	case err != nil:
+		return http.StatusServiceUnavailable, map[string]string{"error": "the runs' store cannot be read, so the run's replica is not known (try again): " + err.Error()}
 	case !mayAct(m.UserID):
 		return http.StatusForbidden, map[string]string{"error": ErrNotYours.Error() + ": only the caller who started it may cancel it"}
 	case m.Ended():

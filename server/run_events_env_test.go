@@ -43,10 +43,11 @@ func boltRunLog(t *testing.T, path string) (RunLog, eventlog.Log) {
 // connection, heartbeat, control subscription and event log.
 type replica struct {
 	*apiEnv
-	id  string
-	reg *health.Redis
-	bus *control.Redis
-	lg  *eventlog.Redis
+	id    string
+	redis *redistest.Server
+	reg   *health.Redis
+	bus   *control.Redis
+	lg    *eventlog.Redis
 }
 
 // die makes the replica vanish as kill -9 does, its events not yet
@@ -85,7 +86,7 @@ func redisFleetFlushing(t *testing.T, flush []time.Duration) []*replica {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &replica{id: "replica-" + strconv.Itoa(i)}
+		r := &replica{id: "replica-" + strconv.Itoa(i), redis: rs}
 		r.reg = health.NewRedis(conn.Client, conn.Prefix, time.Second)
 		if err := r.reg.Join(ctx, health.Replica{ID: r.id}); err != nil {
 			t.Fatal(err)

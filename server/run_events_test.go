@@ -305,3 +305,39 @@ func TestFleetReplicaLostBeforeItsEventsWereKept(t *testing.T) {
 		t.Fatalf("rejoined after %d: %+v", last, got)
 	}
 }
+
+// The AG-UI route with an event log: the real @ag-ui/client reads its
+// frames (each with an `id:`) without a warning; a client that posts its
+// RunAgentInput again with Last-Event-ID rejoins the run, and one naming
+// another thread is refused.
+func TestAGUIEventIDsAndRejoin(t *testing.T) {
+	rl, _ := boltRunLog(t, stateFile(t))
+	e := newAPIEnvWith(t, Options{}, StoreOptions{RunLog: rl})
+	res := e.runAGUI(false,
+		map[string]any{"name": "text", "chain": "chat", "threadId": "thread-ids", "runId": "run-ids", "messages": userMsg("hi there")},
+		map[string]any{"name": "server-tool", "chain": "tools", "messages": userMsg("lookup please")},
+	)
+	checkRun(t, "text", res["text"].Runs[0])
+	checkRun(t, "server-tool", res["server-tool"].Runs[0])
+
+	all := e.openSSE(t.Context(), "GET", "/api/v1/runs/run-ids/events", "").wait(t)
+	checkIDs(t, "the AG-UI run's log", all, 0)
+	input := `{"threadId":"thread-ids","runId":"run-ids","messages":[{"id":"u1","role":"user","content":"hi there"}]}`
+	back := e.openSSE(t.Context(), "POST", "/api/v1/chains/chat/agui", input, "Last-Event-ID", "3").wait(t)
+	sameData(t, "the AG-UI client back after 3", back, all[3:])
+	other := strings.Replace(input, "thread-ids", "thread-other", 1)
+	if code, body, _ := e.do("POST", "/api/v1/chains/chat/agui", other, "Last-Event-ID", "3"); code != 409 {
+		t.Errorf("another thread's rejoin: %d %s", code, body)
+	}
+}
+
+// With the fleet's Redis down, a cancel that must ask it where the run is
+// answers 503 (try again), not 404: the run may well be running.
+func TestFleetCancelWithRedisDown(t *testing.T) {
+	fl := redisFleet(t, 1)
+	fl[0].redis.Kill(t)
+	code, body, _ := fl[0].do("POST", "/api/v1/runs/some-run/cancel", nil)
+	if code != 503 || !strings.Contains(string(body), "cannot be read") {
+		t.Fatalf("cancel with Redis down: %d %s", code, body)
+	}
+}
