@@ -191,7 +191,9 @@ func (s *Store) lostEnd(ctx context.Context, out *sse.Writer, runID string) {
 		}
 		id, data = e.ID, append(data[:0], e.Data...)
 	}
-	if terminal(data) {
+	// Only a replica_lost end: a run that ended by itself wrote every id
+	// its client had, its terminal event included.
+	if terminal(data) && bytes.Contains(data, []byte(`"code":"`+codeReplicaLost+`"`)) {
 		_ = out.Logged(id, data)
 	}
 }

@@ -67,6 +67,11 @@ func TestRunEventsRejoin(t *testing.T) {
 		t.Errorf("AG-UI violation in the replayed run: %v", v)
 	}
 	sameData(t, "the finished run after 5", e.openSSE(ctx, "GET", "/api/v1/runs/run-rejoin/events?after=5", "").wait(t), all[5:])
+	// A client that has the whole run gets nothing more (its terminal
+	// event is not sent twice).
+	if got := e.openSSE(ctx, "GET", "/api/v1/runs/run-rejoin/events?after="+strconvU(all[len(all)-1].id), "").wait(t); len(got) != 0 {
+		t.Errorf("after the last id: %+v", got)
+	}
 
 	// The AG-UI route's frames carry ids too.
 	ag := e.openSSE(ctx, "POST", "/api/v1/chains/chat/agui", `{"threadId":"t-ag","runId":"run-ag","messages":[{"id":"u1","role":"user","content":"hi"}]}`).wait(t)
