@@ -84,10 +84,36 @@ func (s *Store) rejoin(w http.ResponseWriter, r *http.Request, id string, sc rej
 		writeError(w, status, msg)
 		return true
 	}
+	if s.nothingAfter(ctx, m, sc.after) {
+		// The client has the whole run: 204 tells an EventSource to stop
+		// reconnecting.
+		w.Header().Set("X-Run-Id", id)
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
 	out := sse.Start(w, sc.heartbeat, map[string]string{"X-Run-Id": id, "X-Thread-Id": m.ThreadID})
 	defer out.Close()
 	s.follow(ctx, out, m, sc)
 	return true
+}
+
+// nothingAfter reports whether run m has ended and its log holds nothing a
+// client that has its events up to after lacks (a run that ended
+// replica_lost always has its terminal event to send: see lostEnd).
+func (s *Store) nothingAfter(ctx context.Context, m eventlog.Meta, after uint64) bool {
+	if !m.Ended() || after == 0 {
+		return false
+	}
+	more := false
+	for range s.rl.Events.Follow(ctx, m.RunID, after) {
+		more = true // an event, or an error that follow reports
+		break
+	}
+	if more {
+		return false
+	}
+	_, data, err := s.lastEvent(ctx, m.RunID)
+	return err == nil && !lostTerminal(data)
 }
 
 // rejoinInto follows run id in a stream already started: a new run whose
@@ -183,19 +209,30 @@ func (s *Store) follow(ctx context.Context, out *sse.Writer, m eventlog.Meta, sc
 // its client had them already): the replica that ended the run gave its
 // RUN_ERROR replica_lost the next id of the log, which the client has.
 func (s *Store) lostEnd(ctx context.Context, out *sse.Writer, runID string) {
+	// Only a replica_lost end: a run that ended by itself wrote every id
+	// its client had, its terminal event included.
+	if id, data, err := s.lastEvent(ctx, runID); err == nil && lostTerminal(data) {
+		_ = out.Logged(id, data)
+	}
+}
+
+// lastEvent reads run runID's last event (a copy).
+func (s *Store) lastEvent(ctx context.Context, runID string) (uint64, []byte, error) {
 	var id uint64
 	var data []byte
 	for e, err := range s.rl.Events.Follow(ctx, runID, 0) {
 		if err != nil {
-			return
+			return 0, nil, err
 		}
 		id, data = e.ID, append(data[:0], e.Data...)
 	}
-	// Only a replica_lost end: a run that ended by itself wrote every id
-	// its client had, its terminal event included.
-	if terminal(data) && bytes.Contains(data, []byte(`"code":"`+codeReplicaLost+`"`)) {
-		_ = out.Logged(id, data)
-	}
+	return id, data, nil
+}
+
+// lostTerminal reports whether an encoded event is the RUN_ERROR
+// replica_lost that ends the run of a replica that died.
+func lostTerminal(data []byte) bool {
+	return bytes.HasPrefix(data, []byte(`{"type":"RUN_ERROR"`)) && bytes.Contains(data, []byte(`"code":"`+codeReplicaLost+`"`))
 }
 
 // terminal reports whether an encoded event ends a run (or a segment).
