@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ruleagent/ruleagent/internal/redistest"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/control"
 	"github.com/ruleagent/ruleagent/state/eventlog"
 	"github.com/ruleagent/ruleagent/state/health"
@@ -101,7 +102,7 @@ func redisFleetFlushing(t *testing.T, flush []time.Duration) []*replica {
 			_ = r.reg.Leave(context.Background())
 			_ = conn.Close()
 		})
-		r.apiEnv = newAPIEnvWith(t, Options{}, StoreOptions{RunLog: RunLog{Events: r.lg, Replica: r.id, Alive: r.reg.Alive,
+		r.apiEnv = newAPIEnvWith(t, Options{}, StoreOptions{Checkpoints: checkpoint.NewRedis(conn.Client, conn.Prefix, r.reg.Key), Replica: r.id, RunLog: RunLog{Events: r.lg, Replica: r.id, Alive: r.reg.Alive,
 			Control: r.bus, ReapEvery: 100 * time.Millisecond}})
 		out = append(out, r)
 	}
