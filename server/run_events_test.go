@@ -344,7 +344,7 @@ func TestFleetCancelWithRedisDown(t *testing.T) {
 	fl := redisFleet(t, 1)
 	fl[0].redis.Kill(t)
 	code, body, _ := fl[0].do("POST", "/api/v1/runs/some-run/cancel", nil)
-	if code != 503 || !strings.Contains(string(body), "cannot be read") {
+	if code != 503 || !strings.Contains(string(body), "store") {
 		t.Fatalf("cancel with Redis down: %d %s", code, body)
 	}
 }
