@@ -56,7 +56,7 @@ func TestBrowserSignIn(t *testing.T) {
 // server's event log and then live, until its end (browser/rejoin.mjs).
 func TestBrowserRejoin(t *testing.T) {
 	env := browserEnv(t)
-	llm := llmtest.NewServer(t, script())
+	llm := llmtest.NewServer(t, script(nil))
 	work, chains := workDir(t, map[string]string{"storyteller.json": storytellerChain})
 	base := serve(t, env.bin, work, chains, llm.URL)
 	env.run(t, "rejoin.mjs", "BASE_URL="+base, "STORY="+story)
