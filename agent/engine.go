@@ -203,7 +203,7 @@ func (a *Agent) Run(ctx context.Context, in Input, sink events.Sink) (out *Outpu
 	}
 	r := a.newRun(ctx, &in, sink, sessionKey)
 	r.started = start
-	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
+	ctx = r.startTap(WithLedger(WithCaller(ctx, nil), r.ledger))
 	ctx, span := r.startSpan(ctx)
 	defer func() { r.endSpan(span, err) }()
 	defer r.recoverRun(&out, &err)

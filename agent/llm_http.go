@@ -79,7 +79,13 @@ func (w *wire) post(ctx context.Context, body *requestBody, stream bool) (*http.
 	if stream {
 		req.Header = w.streamHeader
 	}
-	resp, err := w.hc.Do(req)
+	var resp *http.Response
+	if s := tapFrom(ctx); s != nil {
+		// A recording keeps the request and its answer; a replay answers.
+		resp, err = s.roundTrip(ctx, w.url, stream, buf, func() (*http.Response, error) { return w.hc.Do(req) })
+	} else {
+		resp, err = w.hc.Do(req)
+	}
 	// The request is written (or failed): the buffer can go back once the
 	// transport has closed it too.
 	body.release()

@@ -52,6 +52,8 @@ type run struct {
 	toolsJSON, ownJSON []byte
 	// started is when the run started (a resumed run's, before its pause).
 	started time.Time
+	// tap names the run to the context's Tap (nil: none).
+	tap *tapScope
 }
 
 // uniqueCallID returns id, or id with a suffix if the run already used it.
@@ -226,6 +228,10 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	if final {
 		msgs = append(conv[:len(conv):len(conv)], events.Message{Role: events.RoleUser, Content: finalTurnPrompt})
 	}
+	ctx, llm, err := r.tapTurn(ctx, step, msgs)
+	if err != nil {
+		return nil, err
+	}
 	req := &aspects.LLMRequest{Messages: msgs}
 	var offered, withdrawn []string
 	if !final && cfg.Aspects.HasBeforeLLM() {
@@ -245,7 +251,7 @@ func (r *run) turn(ctx context.Context, step int, conv []events.Message, toolsJS
 	}
 	em := &emitter{r: r, messageID: r.in.RunID + "-msg-" + strconv.Itoa(step), ctx: ctx, toolMeta: r.toolMeta}
 	start := time.Now()
-	t, err := r.llm().Complete(ctx, creq, r.in.Stream, em, r.retrying)
+	t, err := llm.Complete(ctx, creq, r.in.Stream, em, r.retrying)
 	if err != nil {
 		em.close()
 		var le *LLMError

@@ -40,7 +40,9 @@ func (r *run) recall(ctx context.Context) error {
 	if r.in.Memory == nil {
 		return nil
 	}
-	msgs, err := r.in.Memory.Recall(ctx, r.llm(), r.stream.Emit)
+	msgs, err := r.memory(ctx, MemoryRecall, func(emit func(events.Event)) ([]events.Message, error) {
+		return r.in.Memory.Recall(ctx, r.llm(), emit)
+	})
 	if err != nil {
 		return &RunError{Code: CodeSession, Err: err}
 	}
@@ -59,7 +61,10 @@ func (r *run) keep(ctx context.Context, out *aspects.RunOutput) error {
 	if len(added) == 0 {
 		added = []events.Message{{ID: r.in.RunID + "-msg-0", Role: events.RoleAssistant, Content: out.Content}}
 	}
-	if err := r.in.Memory.Keep(ctx, added, r.llm(), r.stream.Emit); err != nil {
+	_, err := r.memory(ctx, MemoryKeep, func(emit func(events.Event)) ([]events.Message, error) {
+		return nil, r.in.Memory.Keep(ctx, added, r.llm(), emit)
+	})
+	if err != nil {
 		return &RunError{Code: CodeSession, Err: err}
 	}
 	return nil

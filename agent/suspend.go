@@ -57,6 +57,9 @@ type Suspension struct {
 	// Counters the tool calls' limits and ids.
 	CallIDs  map[string]int    `json:"callIds,omitempty"`
 	Counters tools.RunCounters `json:"counters"`
+	// TapKey is the key the context's Tap gave the run when it started
+	// (see Tap.StartAgent): the resumed run records and replays under it.
+	TapKey string `json:"tapKey,omitempty"`
 }
 
 // Waiting returns the interrupts the run's calls wait for, and the chain
@@ -141,7 +144,7 @@ func (r *run) suspend(ls *loopState, step int, turn *turnResult, theirs []events
 	return &SuspendedError{Suspension: &Suspension{RunID: r.in.RunID, ThreadID: r.in.ThreadID, StartedAt: r.started,
 		Step: step, Messages: slices.Clone(ls.conv), FirstNew: ls.firstNew, Calls: slices.Clone(calls), Theirs: theirs,
 		Streamed: turn.streamed, ToolCalls: ls.out.ToolCalls, Model: model, Usage: r.ledger.snapshot(),
-		CallIDs: maps.Clone(r.callIDs), Counters: r.tools.Counters()}}
+		CallIDs: maps.Clone(r.callIDs), Counters: r.tools.Counters(), TapKey: r.tapKey()}}
 }
 
 // Resume goes on with a suspended run: in is the input the run started
@@ -164,7 +167,7 @@ func (a *Agent) Resume(ctx context.Context, in Input, s *Suspension, sink events
 	r := a.newRun(ctx, &in, sink, sessionKeyOf(&in))
 	r.started, r.model, r.callIDs, r.sessionAdded = s.StartedAt, s.Model, maps.Clone(s.CallIDs), s.SessionAdded
 	r.ledger.restore(s.Usage)
-	ctx = WithLedger(WithCaller(ctx, nil), r.ledger)
+	ctx = r.resumeTap(WithLedger(WithCaller(ctx, nil), r.ledger), s.TapKey)
 	ctx, span := r.startSpan(ctx)
 	defer func() { r.endSpan(span, err) }()
 	defer r.recoverRun(&out, &err)

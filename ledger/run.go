@@ -28,6 +28,31 @@ type Run struct {
 	// terminal event; segPriced says whether any of them had a price.
 	seg       Nanos
 	segPriced bool
+	// dry and dryRun: see Dry.
+	dry    bool
+	dryRun func(runID string) bool
+}
+
+// Dry makes the calls of the agent runs byRun selects (every call, when
+// byRun is nil) cost nothing now, because a replay answers them from a
+// record: they are priced for the run's events as before, but neither
+// written nor counted, and a run that is dry as a whole is not held to
+// the budgets. A nil Run does nothing.
+func (r *Run) Dry(byRun func(runID string) bool) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.dry, r.dryRun = true, byRun
+	r.mu.Unlock()
+}
+
+// isDry reports whether the calls of agent run runID are dry.
+func (r *Run) isDry(runID string) bool {
+	r.mu.Lock()
+	dry, by := r.dry, r.dryRun
+	r.mu.Unlock()
+	return dry && (by == nil || by(runID))
 }
 
 var _ agent.Recorder = (*Run)(nil)
@@ -101,6 +126,9 @@ func (r *Run) LLMCall(c agent.LLMCall) (cost, currency string) {
 		r.mu.Unlock()
 		cost, currency = rec.Cost.String(), r.l.prices.Currency
 	}
+	if r.isDry(c.RunID) {
+		return cost, currency
+	}
 	r.l.count(&rec, p)
 	r.l.enqueue(rec)
 	return cost, currency
@@ -112,6 +140,9 @@ const maxToolName = 128
 
 // ToolCall implements agent.Recorder.
 func (r *Run) ToolCall(c agent.ToolCallUse) {
+	if r.isDry(c.RunID) {
+		return
+	}
 	rec := r.base(KindTool)
 	r.agentOf(&rec, c.RunID, c.ChainID, c.NodeID, c.Step)
 	rec.Tool, rec.ToolType = c.Name, c.Type
@@ -127,6 +158,12 @@ func (r *Run) ToolCall(c agent.ToolCallUse) {
 // Admit implements agent.Recorder: the run's user and chain must not
 // have spent their daily budgets.
 func (r *Run) Admit(ctx context.Context) error {
+	r.mu.Lock()
+	replay := r.dry && r.dryRun == nil
+	r.mu.Unlock()
+	if replay {
+		return nil
+	}
 	return r.l.Admit(ctx, r.info.UserID, r.info.ChainID)
 }
 

@@ -261,9 +261,11 @@ func (s *Store) expire(runID string) {
 	}
 	now := time.Now()
 	answers := map[string]answer{}
+	var expired []string
 	for _, p := range state.Pending {
 		if !now.Before(p.Expires) {
 			answers[p.Interrupt.ID] = timedOut(&p)
+			expired = append(expired, p.Interrupt.ID)
 		}
 	}
 	if len(answers) == 0 {
@@ -278,6 +280,7 @@ func (s *Store) expire(runID string) {
 		}
 		return
 	}
+	r.expired = expired
 	if _, err := s.goOn(context.Background(), r, nil, "", ""); err != nil {
 		s.log.Warn("a paused run whose interrupts expired could not go on", "run", runID, "err", err)
 	}

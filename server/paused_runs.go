@@ -71,6 +71,20 @@ func (s *Store) cancelPaused(ctx context.Context, runID string, p identity.Princ
 	if !identity.MayAct(p, state.Owner) {
 		return ErrNotYours
 	}
+	if err := s.dropPaused(ctx, cp); err != nil {
+		return err
+	}
+	s.log.Info("run", "run", runID, "thread", state.ThreadID, "chain", state.ChainID, "source", state.Source, "outcome", OutcomeCancelled,
+		"paused", true)
+	metrics.ChainRuns.WithLabelValues(state.ChainID, cmp.Or(state.Source, "api"), OutcomeCancelled).Inc()
+	return nil
+}
+
+// dropPaused claims paused run cp and deletes it, so that nobody can
+// answer it any more; its record ends cancelled. It reports
+// checkpoint.ErrNotFound when the run is no longer paused as cp.
+func (s *Store) dropPaused(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	runID := cp.RunID
 	claimed, err := s.checkpoints.Claim(ctx, runID, s.replica)
 	if err != nil {
 		if errors.Is(err, checkpoint.ErrClaimed) {
@@ -87,8 +101,7 @@ func (s *Store) cancelPaused(ctx context.Context, runID string, p identity.Princ
 		return err
 	}
 	s.expiry.stop(runID)
-	s.log.Info("run", "run", runID, "thread", state.ThreadID, "chain", state.ChainID, "source", state.Source, "outcome", OutcomeCancelled,
-		"paused", true)
-	metrics.ChainRuns.WithLabelValues(state.ChainID, cmp.Or(state.Source, "api"), OutcomeCancelled).Inc()
+	s.endPausedRecord(ctx, runID, OutcomeCancelled)
+	s.plays.ended(runID)
 	return nil
 }

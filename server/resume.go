@@ -69,6 +69,10 @@ type resumption struct {
 	state   *checkpoint.State
 	run     *components.Suspension
 	answers map[string]answer
+	// entries are the resume entries that gave the answers, and expired
+	// the interrupts nobody answered in time: the run's record keeps both.
+	entries []ResumeEntry
+	expired []string
 }
 
 // claim checks resume entries against the paused run's checkpoint, turns
@@ -80,15 +84,27 @@ type resumption struct {
 // the caller who started it. Interrupts that expired unanswered are
 // denials, as they would have been by now.
 func (s *Store) claim(ctx context.Context, entries []ResumeEntry, sc resumeScope) (*resumption, error) {
-	if len(entries) == 0 {
+	return s.claimAnswers(ctx, entries, nil, sc)
+}
+
+// claimAnswers is claim, with interrupts answered as if they had expired
+// unanswered (a denial each) besides the entries: a replay answers a
+// pause as the recorded run's was.
+func (s *Store) claimAnswers(ctx context.Context, entries []ResumeEntry, expiredIDs []string, sc resumeScope) (*resumption, error) {
+	if len(entries) == 0 && len(expiredIDs) == 0 {
 		return nil, fmt.Errorf("%w: no resume entries", ErrResume)
 	}
 	runID := ""
+	ids := make([]string, 0, len(entries)+len(expiredIDs))
 	for _, e := range entries {
-		id, ok := interruptRun(e.InterruptID)
+		ids = append(ids, e.InterruptID)
+	}
+	ids = append(ids, expiredIDs...)
+	for _, iid := range ids {
+		id, ok := interruptRun(iid)
 		switch {
 		case !ok:
-			return nil, notOpen(e.InterruptID)
+			return nil, notOpen(iid)
 		case runID != "" && id != runID:
 			return nil, fmt.Errorf("%w: the interrupts belong to different runs", ErrResume)
 		}
@@ -96,7 +112,7 @@ func (s *Store) claim(ctx context.Context, entries []ResumeEntry, sc resumeScope
 	}
 	cp, state, err := s.paused(ctx, runID)
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return nil, notOpen(entries[0].InterruptID)
+		return nil, notOpen(ids[0])
 	}
 	if err != nil {
 		return nil, err
@@ -128,6 +144,17 @@ func (s *Store) claim(ctx context.Context, entries []ResumeEntry, sc resumeScope
 		answers[e.InterruptID] = a
 	}
 	var missing []string
+	expired := slices.Clone(expiredIDs)
+	for _, id := range expiredIDs {
+		p := openInterrupt(state, id)
+		if p == nil {
+			return nil, notOpen(id)
+		}
+		if _, dup := answers[id]; dup {
+			return nil, fmt.Errorf("%w: interrupt %q is answered twice", ErrResume, id)
+		}
+		answers[id] = timedOut(p)
+	}
 	for i := range state.Pending {
 		p := &state.Pending[i]
 		if _, ok := answers[p.Interrupt.ID]; ok {
@@ -137,13 +164,19 @@ func (s *Store) claim(ctx context.Context, entries []ResumeEntry, sc resumeScope
 			missing = append(missing, p.Interrupt.ID)
 		} else {
 			answers[p.Interrupt.ID] = timedOut(p)
+			expired = append(expired, p.Interrupt.ID)
 		}
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
 		return nil, fmt.Errorf("%w: every open interrupt needs an answer; missing %s", ErrResume, strings.Join(missing, ", "))
 	}
-	return s.take(ctx, cp, state, answers)
+	r, err := s.take(ctx, cp, state, answers)
+	if err != nil {
+		return nil, err
+	}
+	r.entries, r.expired = entries, expired
+	return r, nil
 }
 
 // notOpen refuses an answer to an interrupt nobody waits for.
@@ -179,7 +212,7 @@ func (s *Store) take(ctx context.Context, cp *checkpoint.Checkpoint, state *chec
 	if err != nil {
 		return nil, fmt.Errorf("%w: run %s: %v", errCheckpoints, state.RunID, err)
 	}
-	if _, ok := s.Engine(state.ChainID); !ok {
+	if _, ok := s.runEngine(state.RunID, state.ChainID); !ok {
 		return nil, fmt.Errorf("%w: the run's chain %q is not deployed", ErrResume, state.ChainID)
 	}
 	claimed, err := s.checkpoints.Claim(ctx, state.RunID, s.replica)
@@ -214,12 +247,13 @@ func (s *Store) goOn(ctx context.Context, r *resumption, sink events.Sink, threa
 	req := RunRequest{ChainID: state.ChainID, ThreadID: state.ThreadID, RunID: state.RunID, Source: state.Source, Owner: state.Owner,
 		NewThread: state.NewThread, Caller: callerOf(state.Caller), Interruptible: true, Metadata: r.run.Msg.Metadata}
 	res := RunResult{RunID: req.RunID, ThreadID: req.ThreadID}
-	e, ok := s.Engine(req.ChainID)
+	e, ok := s.runEngine(req.RunID, req.ChainID)
 	if !ok {
 		return res, fmt.Errorf("%w: %q", ErrNoChain, req.ChainID)
 	}
 	st := newRunState(s, req)
 	st.started, st.resumed, st.answers = state.StartedAt, state, r.answers
+	st.entries, st.expired = r.entries, r.expired
 	st.reopen, st.held = checkpoint.AsEvents(state.Suspended), checkpoint.AsEvents(state.Held)
 	st.ledger.Restore(ledgerEntries(state.Usage))
 	s.interrupts.memory().restore(st.alwaysScope(), state.Always)

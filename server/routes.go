@@ -54,6 +54,7 @@ func (o Options) routes() map[string]http.Handler {
 	add("GET /v1/models/{model}", oai.model)
 	sessionsAPI{s: s}.register(add)
 	add("GET /api/v1/usage", usageAPI{s: s}.get)
+	recordsAPI{s: s, heartbeat: o.Heartbeat}.register(add)
 	if o.Keys != nil {
 		keysAPI{keys: o.Keys}.register(add)
 	}

@@ -51,6 +51,9 @@ type runState struct {
 	// and answers decide the interrupts it waited for.
 	resumed *checkpoint.State
 	answers map[string]answer
+	// entries and expired are how the answers came (see resumption).
+	entries []ResumeEntry
+	expired []string
 
 	// done is closed when the chain has ended or paused and res, err are
 	// final.
@@ -69,6 +72,8 @@ type runState struct {
 	usage *ledger.Run
 	// lg is the run's event log (nil: none; see run_log.go).
 	lg *runLog
+	// rec keeps the run for the editor, replays and forks (nil: none).
+	rec *runRecorder
 }
 
 // segment is one client's share of a run.
@@ -104,6 +109,7 @@ func (s *Store) prepare(ctx context.Context, e types.RuleEngine, st *runState, r
 	st.reg, st.fr.out = reg, reg
 	metrics.ActiveRuns.Inc()
 	rctx, st.span = startSpan(rctx, e, req)
+	rctx, st.rec = s.recordRun(ctx, rctx, st)
 	rctx = agent.WithLedger(rctx, st.ledger)
 	if req.Caller != nil {
 		rctx = agent.WithCaller(rctx, req.Caller)
@@ -196,6 +202,7 @@ func (st *runState) attach(sink events.Sink, threadID, runID string) *segment {
 	if sink == nil {
 		sink = events.Discard
 	}
+	sink = st.rec.tee(sink)
 	seg := &segment{base: st.ledger.Entries(), client: sink}
 	st.usage.Segment(runID)
 	chainID, regID := st.req.ChainID, st.req.RunID
@@ -296,6 +303,10 @@ func (st *runState) finish(run *components.ChainRun) {
 	}
 	close(st.done)
 	st.mu.Unlock()
+	st.rec.end(res)
+	if !paused {
+		st.s.plays.ended(st.req.RunID)
+	}
 }
 
 // emitTerminalLocked ends the attached segment with the run's end or

@@ -95,6 +95,14 @@ type Store struct {
 	// rl keeps the runs' events and reaches the fleet (run_log.go; nil:
 	// runs keep no events).
 	rl *runLogs
+	// recording keeps each run's record and events (run_record.go);
+	// recordWG waits for the records being written.
+	recording Recording
+	recordWG  sync.WaitGroup
+	plays     playPools
+	pending   pendingRecords
+	// pausedLogs are the event logs of the runs this process paused.
+	pausedLogs pausedLogs
 }
 
 // NewConfig returns the RuleGo configuration ruleagent runs chains with:
@@ -149,6 +157,9 @@ type StoreOptions struct {
 	// RunLog keeps the runs' events, for clients to rejoin them from any
 	// replica, and reaches the other replicas of a fleet (see RunLog).
 	RunLog RunLog
+	// Recording keeps each run's record and events, for the editor, for
+	// replays and forks (see Recording).
+	Recording Recording
 }
 
 // OpenStore is OpenStoreWith with default options.
@@ -171,7 +182,8 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 	}
 	s := &Store{dir: dir, pool: newChainPool(), files: map[string]string{}, source: map[string][]byte{}, broken: map[string]error{},
 		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
-		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly, ledger: o.Ledger}
+		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly, ledger: o.Ledger,
+		recording: o.Recording}
 	s.watch = newFolderWatch(s)
 	s.checkpoints, s.replica = o.Checkpoints, o.Replica
 	if s.checkpoints == nil {
@@ -418,6 +430,8 @@ func (s *Store) Close() {
 		s.stopEndpoints(id)
 	}
 	s.pool.Stop()
+	s.plays.stop()
+	s.recordWG.Wait()
 	s.rl.close()
 }
 

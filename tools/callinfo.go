@@ -1,6 +1,10 @@
 package tools
 
-import "context"
+import (
+	"context"
+
+	"github.com/ruleagent/ruleagent/events"
+)
 
 // CallInfo identifies one tool call: which run, thread and node it belongs to.
 // The wrapper puts it in the call's context; tools read it with CallFrom, for
@@ -17,6 +21,9 @@ type CallInfo struct {
 	// sink, limits), for tools that run more of the agent: chain tools and
 	// sub-agents.
 	Run *Run
+	// Events, when set, receives the call's own events instead of
+	// Run.Sink (see EventSink): a CallTap that records them.
+	Events events.Sink
 }
 
 // SessionKey is the key under which per-session tool state is kept: the

@@ -276,7 +276,7 @@ func execute(ctx context.Context, r *Run, e *Entry, c Call, args json.RawMessage
 			res, err = Result{}, Errorf(ErrExecutionFailed, "the tool crashed (panic: %v)", v)
 		}
 	}()
-	res, err = e.Tool.Call(ctx, args)
+	res, err = callTool(ctx, e, c, args)
 	if err != nil && ctx.Err() == context.DeadlineExceeded && !errors.Is(err, ErrTimeout) {
 		err = Wrap(ErrTimeout, err, "%s did not finish within %s", c.Name, e.Timeout)
 	}

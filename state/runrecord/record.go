@@ -227,8 +227,16 @@ type MemoryStep struct {
 // Resume is the answer to one pause of the run: the entries sent, and the
 // ids of the interrupts the pause raised, in their order.
 type Resume struct {
-	Interrupts []string        `json:"interrupts"`
-	Entries    json.RawMessage `json:"entries"`
+	Interrupts []string `json:"interrupts"`
+	// ToolCalls are the interrupts' tool calls, in the same order.
+	ToolCalls []string        `json:"toolCalls,omitempty"`
+	Entries   json.RawMessage `json:"entries"`
+	// Expired are the interrupts nobody answered in time (a denial each),
+	// answered by the run's expiry rather than by Entries.
+	Expired []string `json:"expired,omitempty"`
+	// RunID is the run id the answering request gave the run's next
+	// segment, when it gave one of its own (AG-UI's resume may).
+	RunID string `json:"runId,omitempty"`
 }
 
 // NodeStep is one node step of the run's own chain.

@@ -118,8 +118,8 @@ func childMetadata(ci *tools.CallInfo, runID string) map[string]string {
 }
 
 func runSink(ci *tools.CallInfo) events.Sink {
-	if ci != nil && ci.Run != nil && ci.Run.Sink != nil {
-		return ci.Run.Sink
+	if s := ci.EventSink(); s != nil {
+		return s
 	}
 	return events.Discard
 }

@@ -47,9 +47,7 @@ func (p *progressCalls) start(ctx context.Context, server, tool string) (string,
 		if ci.ToolCallID != "" {
 			cp.id = "mcp-progress-" + ci.ToolCallID
 		}
-		if ci.Run != nil {
-			cp.sink = ci.Run.Sink
-		}
+		cp.sink = ci.EventSink()
 	}
 	if cp.sink == nil {
 		cp.sink = events.SinkFrom(ctx)

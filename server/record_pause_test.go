@@ -1,0 +1,74 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPausedRunsRecordGoesOnInTheNextProcess: a run that pauses is a
+// checkpoint, and so is its record: the process that paused it stops, the
+// next one on the same files answers it, and the run's record (read back
+// from the store by the run's id) and event log go on there. The record
+// holds both processes' LLM calls and the answer, and replays to the
+// events the client saw across the two.
+func TestPausedRunsRecordGoesOnInTheNextProcess(t *testing.T) {
+	e := newRecEnv(t)
+	runID, interrupt, evs := e.startMixed()
+	before := e.llmCalls()
+	e.restart("next")
+	evs = append(evs, e.approve(runID, interrupt)...)
+	if !strings.Contains(string(evs[len(evs)-1]), `"type":"RUN_FINISHED"`) || strings.Contains(string(evs[len(evs)-1]), "interrupt") {
+		t.Fatalf("the resumed run did not finish: %s", evs[len(evs)-1])
+	}
+	var rec struct {
+		Meta struct {
+			Outcome    string `json:"outcome"`
+			LLMCalls   int    `json:"llmCalls"`
+			Replayable bool   `json:"replayable"`
+		} `json:"meta"`
+		Resumes []struct {
+			Interrupts []string        `json:"interrupts"`
+			Entries    json.RawMessage `json:"entries"`
+		} `json:"resumes"`
+		Events []json.RawMessage `json:"events"`
+	}
+	var body []byte
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var code int
+		code, body, _ = e.do("GET", "/api/v1/runs/"+runID+"/record", nil)
+		if code != http.StatusOK {
+			t.Fatalf("record: %d %s", code, body)
+		}
+		if err := json.Unmarshal(body, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Meta.Outcome == OutcomeSuccess && len(rec.Events) == len(evs) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rec.Meta.Outcome != OutcomeSuccess || !rec.Meta.Replayable || rec.Meta.LLMCalls != e.llmCalls() || e.llmCalls() <= before {
+		t.Fatalf("the record does not hold the whole run (%d LLM calls, %d before the pause): %s", e.llmCalls(), before, body)
+	}
+	if len(rec.Resumes) != 1 || len(rec.Resumes[0].Interrupts) != 1 || rec.Resumes[0].Interrupts[0] != interrupt ||
+		!bytes.Contains(rec.Resumes[0].Entries, []byte(interrupt)) {
+		t.Fatalf("the record does not keep the answer: %s", body)
+	}
+	if len(rec.Events) != len(evs) {
+		t.Fatalf("the event log kept %d events of the %d the client saw", len(rec.Events), len(evs))
+	}
+	got, err := e.store.GetRecord(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.store.Replay(context.Background(), got, evs, ReplayOptions{})
+	if err != nil || !rep.Same {
+		t.Fatalf("the replay is not the run: %+v %v", rep, err)
+	}
+}
