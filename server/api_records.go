@@ -56,7 +56,7 @@ func (a recordsAPI) list(w http.ResponseWriter, r *http.Request) {
 	if p := identity.From(r.Context()); p.Verified() {
 		f.Owner = p.User
 	}
-	list, err := st.List(r.Context(), f)
+	list, err := a.s.ListRecords(r.Context(), f)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -99,7 +99,7 @@ func (a recordsAPI) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("events") != "false" {
-		evs, err := a.s.RecordedEvents(r.Context(), rec.Meta.RunID)
+		evs, err := a.s.RecordedEvents(r.Context(), rec)
 		if err != nil && !errors.Is(err, ErrNotReplayable) {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
@@ -122,7 +122,7 @@ func (a recordsAPI) replay(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	evs, err := a.s.RecordedEvents(r.Context(), rec.Meta.RunID)
+	evs, err := a.s.RecordedEvents(r.Context(), rec)
 	if err == nil {
 		var rep *ReplayReport
 		if rep, err = a.s.Replay(r.Context(), rec, evs, ReplayOptions{ReRunReadOnly: body.ReRunReadOnly,
@@ -177,8 +177,9 @@ func (a recordsAPI) fork(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, struct {
 		runAnswer
-		ForkedFrom runrecord.ForkRef `json:"forkedFrom"`
-	}{answerOf(res), from})
+		ParentRunID string            `json:"parentRunId"`
+		ForkedFrom  runrecord.ForkRef `json:"forkedFrom"`
+	}{answerOf(res), from.RunID, from})
 }
 
 // writeReplayError answers a replay or fork that could not run: 409 for
@@ -194,10 +195,19 @@ func writeReplayError(w http.ResponseWriter, err error) {
 	}
 }
 
-// RecordedEvents returns a finished run's events from the event log, as
-// they were sent (AG-UI JSON). A run whose events are not all kept (the
-// log's bounds, or none) cannot be compared: ErrNotReplayable.
-func (s *Store) RecordedEvents(ctx context.Context, runID string) ([][]byte, error) {
+// RecordedEvents returns a finished run's events as they were sent
+// (AG-UI JSON): those its record kept, else the event log's. A run whose
+// events are not all kept (the log's bounds, or none) cannot be
+// compared: ErrNotReplayable.
+func (s *Store) RecordedEvents(ctx context.Context, rec *runrecord.Record) ([][]byte, error) {
+	if len(rec.Events) > 0 {
+		out := make([][]byte, len(rec.Events))
+		for i, e := range rec.Events {
+			out[i] = e
+		}
+		return out, nil
+	}
+	runID := rec.Meta.RunID
 	l := s.recording.Events
 	if l == nil {
 		return nil, fmt.Errorf("%w: this server keeps no run events", ErrNotReplayable)

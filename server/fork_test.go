@@ -43,9 +43,10 @@ func TestForkFromStep2WithAnEditedToolResult(t *testing.T) {
 		Outcome    string                `json:"outcome"`
 		Interrupts []struct{ ID string } `json:"interrupts"`
 		ForkedFrom runrecord.ForkRef     `json:"forkedFrom"`
+		Parent     string                `json:"parentRunId"`
 	}
 	_ = json.Unmarshal(body, &ans)
-	if ans.Outcome != OutcomeInterrupt || len(ans.Interrupts) != 1 || ans.ForkedFrom.RunID != runID || ans.ForkedFrom.Step != 2 ||
+	if ans.Outcome != OutcomeInterrupt || len(ans.Interrupts) != 1 || ans.ForkedFrom.RunID != runID || ans.ForkedFrom.Step != 2 || ans.Parent != runID ||
 		hdr.Get("X-Run-Id") != ans.RunID {
 		t.Fatalf("the fork did not go live to its approval: %s", body)
 	}
@@ -85,7 +86,7 @@ func TestForkFromStep2WithAnEditedToolResult(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(list) != 2 || list[0].RunID != ans.RunID || list[0].ForkedFrom == nil || list[0].ForkedFrom.RunID != runID ||
+	if len(list) != 2 || list[0].RunID != ans.RunID || list[0].ForkedFrom == nil || list[0].ForkedFrom.RunID != runID || list[0].ParentRunID != runID ||
 		list[0].Source != SourceFork || list[1].RunID != runID {
 		t.Fatalf("records: %+v", list)
 	}
@@ -155,5 +156,32 @@ func TestForkRefusals(t *testing.T) {
 	}
 	if code, body, _ := e.do("POST", "/api/v1/runs/run-unknown/fork", map[string]any{"step": 1}); code != http.StatusNotFound {
 		t.Errorf("an unknown run: %d %s", code, body)
+	}
+}
+
+// TestForkStreamsLikeTheRunRoute: with "stream" the fork answers as the
+// run route does, AG-UI events as SSE, its RUN_STARTED naming the run it
+// was forked from (parentRunId).
+func TestForkStreamsLikeTheRunRoute(t *testing.T) {
+	e := newRecEnv(t)
+	runID, _ := e.runMixed()
+	code, body, hdr := e.do("POST", "/api/v1/runs/"+runID+"/fork", map[string]any{"step": 1, "stream": true})
+	if code != http.StatusOK || !strings.HasPrefix(hdr.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("fork: %d %s %s", code, hdr.Get("Content-Type"), body)
+	}
+	evs := sseEvents(t, body)
+	var first struct {
+		Type, RunID, ParentRunID string
+	}
+	_ = json.Unmarshal(evs[0], &first)
+	if first.Type != "RUN_STARTED" || first.RunID != hdr.Get("X-Run-Id") || first.ParentRunID != runID {
+		t.Fatalf("the fork's first event: %s", evs[0])
+	}
+	last := string(evs[len(evs)-1])
+	if !strings.Contains(last, `"outcome":{"type":"interrupt"`) {
+		t.Fatalf("the fork did not run to its approval: %s", last)
+	}
+	if code, body, _ := e.do("POST", "/api/v1/runs/"+first.RunID+"/cancel", nil); code != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", code, body)
 	}
 }

@@ -84,7 +84,8 @@ func (s *Store) Replay(ctx context.Context, rec *runrecord.Record, recorded [][]
 		got = append(got, ev.AppendJSON(nil))
 		mu.Unlock()
 	})
-	req.Sink = collect
+	// A fork's replay is a fork of the same run, as its events say.
+	req.Sink, req.ParentRunID = collect, rec.Meta.ParentRunID
 	if o.Sink != nil {
 		req.Sink = events.Tee(collect, o.Sink)
 	}

@@ -132,7 +132,7 @@ func (s *Store) Fork(ctx context.Context, rec *runrecord.Record, fr ForkRequest,
 	if err != nil {
 		return RunResult{}, err
 	}
-	base.Sink = req.Sink
+	base.Sink, base.ParentRunID = req.Sink, rec.Meta.RunID
 	if req.RunID != "" {
 		base.RunID = req.RunID
 	}

@@ -42,6 +42,9 @@ type RunRequest struct {
 	// Source says where the run came from (run, agui, openai, mcp, cli);
 	// it is shown in the runs list.
 	Source string
+	// ParentRunID is the run this one was forked from: its RUN_STARTED
+	// says so (AG-UI's parentRunId), and so does its record.
+	ParentRunID string
 	// Caller carries front-end tools, context and state to the chain's
 	// agents (nil for none).
 	Caller *agent.Caller

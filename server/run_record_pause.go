@@ -29,7 +29,7 @@ func (s *Store) continueRecord(ctx context.Context, st *runState, play *playback
 	req := st.req
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	s.pending.wait(lctx, req.RunID)
+	// GetRecord waits for the record the pause is writing, if it is.
 	rec, err := s.GetRecord(lctx, req.RunID)
 	if err != nil {
 		rec = &runrecord.Record{Format: runrecord.Format, Meta: runrecord.Meta{RunID: req.RunID, ThreadID: req.ThreadID, ChainID: req.ChainID,
@@ -141,7 +141,6 @@ func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string) {
 	if s.recording.Records == nil {
 		return
 	}
-	s.pending.wait(ctx, runID)
 	w := s.pausedLogs.take(runID)
 	if w == nil && s.recording.Events != nil {
 		var err error
@@ -154,7 +153,7 @@ func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string) {
 			s.log.Warn("run events: the end not kept", "run", runID, "err", err)
 		}
 	}
-	rec, err := s.recording.Records.Get(ctx, runID)
+	rec, err := s.GetRecord(ctx, runID)
 	if err != nil {
 		return
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"strings"
 	"sync"
@@ -30,10 +31,13 @@ type runRecorder struct {
 	log   eventlog.Writer
 	nodes *components.NodeLog
 
-	mu       sync.Mutex
-	buf      []byte
+	mu  sync.Mutex
+	buf []byte
+	// evs are the run's events when no event log keeps them: the record
+	// keeps them itself (a server that keeps nothing on disk).
+	evs      []json.RawMessage
 	segments int
-	resumed  bool               // a resume was recorded and its segment not yet seen
+	resumed  bool // a resume was recorded and its segment not yet seen
 	steps    int
 	calls    int
 	in, out  int64
@@ -83,6 +87,7 @@ func (s *Store) recordRun(ctx, rctx context.Context, st *runState) (context.Cont
 	chains := s.chainDefs(req.ChainID)
 	if play != nil {
 		meta.ForkedFrom = &runrecord.ForkRef{RunID: play.rec.Meta.RunID, Agent: play.fork.agent, Step: play.fork.step}
+		meta.ParentRunID = play.rec.Meta.RunID
 		chains = play.rec.Chains
 	}
 	base := runrecord.Record{Format: runrecord.Format, Meta: meta, Chains: chains, Globals: s.recordedGlobals(),
@@ -169,6 +174,13 @@ func (rr *runRecorder) event(ev *events.Event) {
 	if rr.log != nil {
 		rr.buf = ev.AppendJSON(rr.buf[:0])
 		rr.log.Append(rr.buf)
+	} else {
+		data := ev.AppendJSON(nil)
+		rr.rec.mu.Lock()
+		if rr.rec.grow(len(data)) {
+			rr.evs = append(rr.evs, data)
+		}
+		rr.rec.mu.Unlock()
 	}
 	switch ev.Type {
 	case events.RunStarted:
@@ -238,6 +250,7 @@ func (rr *runRecorder) end(res *RunResult) {
 		s.log.Warn("run record: node steps dropped past the bound", "run", m.RunID, "dropped", dropped, "kept", maxNodeSteps)
 	}
 	rec.Globals = maps.Clone(rec.Globals)
+	rec.Events = rr.evs
 	log := rr.log
 	rr.mu.Unlock()
 	s := rr.s
@@ -291,8 +304,8 @@ func recordedCallerOf(raw json.RawMessage) (*agent.Caller, error) {
 	return &agent.Caller{Tools: rc.Tools, Context: rc.Context, State: rc.State}, nil
 }
 
-// pendingRecords are the records being written, which GetRecord finds
-// before the store has them.
+// pendingRecords are the records being written, which GetRecord waits
+// for (and finds, should the store fail to keep them).
 type pendingRecords struct {
 	mu sync.Mutex
 	m  map[string]*pendingRecord
@@ -303,6 +316,9 @@ type pendingRecord struct {
 	done chan struct{} // closed once the store has it (or failed to)
 }
 
+// add makes rec the record of its run being written: a record written
+// again (a paused run's, at its next pause or end) is added again once
+// its first write is done, as GetRecord waits for it first.
 func (p *pendingRecords) add(rec *runrecord.Record) *pendingRecord {
 	pr := &pendingRecord{rec: rec, done: make(chan struct{})}
 	p.mu.Lock()
@@ -323,40 +339,63 @@ func (p *pendingRecords) remove(id string, pr *pendingRecord) {
 	close(pr.done)
 }
 
-// wait waits until run id's record, if it is being written, is in the
-// store (or ctx ends): a resumed run goes on with the record its pause
-// wrote, and must not be overtaken by it.
-func (p *pendingRecords) wait(ctx context.Context, id string) {
+// wait waits until the records being written now are written.
+func (p *pendingRecords) wait(ctx context.Context) error {
 	p.mu.Lock()
-	pr := p.m[id]
+	dones := make([]chan struct{}, 0, len(p.m))
+	for _, pr := range p.m {
+		dones = append(dones, pr.done)
+	}
 	p.mu.Unlock()
-	if pr == nil {
-		return
+	for _, d := range dones {
+		select {
+		case <-d:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	select {
-	case <-pr.done:
-	case <-ctx.Done():
-	}
+	return nil
 }
 
-// GetRecord returns a run's record: the store's, or the one being
-// written when the run has just ended.
+// ListRecords lists the records f selects, the runs that have just ended
+// included.
+func (s *Store) ListRecords(ctx context.Context, f runrecord.Filter) ([]runrecord.Meta, error) {
+	if s.recording.Records == nil {
+		return nil, runrecord.ErrNotFound
+	}
+	if err := s.pending.wait(ctx); err != nil {
+		return nil, err
+	}
+	return s.recording.Records.List(ctx, f)
+}
+
+// GetRecord returns a run's record. A run that has just ended is waited
+// for until its record and events are written (a replay compares them);
+// should the store have failed to keep it, the record as it was made is
+// returned.
 func (s *Store) GetRecord(ctx context.Context, runID string) (*runrecord.Record, error) {
 	if s.recording.Records == nil {
 		return nil, runrecord.ErrNotFound
 	}
 	s.pending.mu.Lock()
-	pr, ok := s.pending.m[runID]
+	pr := s.pending.m[runID]
 	s.pending.mu.Unlock()
-	if ok {
-		rec := pr.rec
+	if pr != nil {
+		select {
+		case <-pr.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	rec, err := s.recording.Records.Get(ctx, runID)
+	if pr != nil && errors.Is(err, runrecord.ErrNotFound) {
 		// A copy through JSON: the caller may change it (an export adds
 		// the events), as it may the store's.
-		b, err := json.Marshal(rec)
+		b, err := json.Marshal(pr.rec)
 		if err != nil {
 			return nil, err
 		}
 		return runrecord.Decode(b)
 	}
-	return s.recording.Records.Get(ctx, runID)
+	return rec, err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -106,7 +107,9 @@ func joinRequest(rec *runrecord.Record, req *runrecord.WireRequest) (json.RawMes
 }
 
 // bodyCapture records a response body as the LLM client reads it, and
-// the error that ended it early, if one did.
+// the error that ended it early, if one did. Each streamed chunk is
+// copied once, into buf; the body is scrubbed once, when it is closed
+// (scrubbing returns the same string when there is nothing to redact).
 type bodyCapture struct {
 	io.ReadCloser
 	r     *recording
@@ -115,13 +118,13 @@ type bodyCapture struct {
 	start time.Time
 	scrub tools.Scrubber
 
-	buf  []byte
+	buf  strings.Builder
 	once sync.Once
 }
 
 func (b *bodyCapture) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.buf = append(b.buf, p[:n]...)
+	b.buf.Write(p[:n])
 	if err != nil && err != io.EOF && b.resp.Broken == "" {
 		b.resp.Broken = scrubString(err.Error(), b.scrub)
 	}
@@ -131,11 +134,11 @@ func (b *bodyCapture) Read(p []byte) (int, error) {
 func (b *bodyCapture) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(func() {
-		body := scrubBytes(b.buf, b.scrub)
-		if utf8.Valid(body) {
-			b.resp.Body = string(body)
+		body := scrubString(b.buf.String(), b.scrub)
+		if utf8.ValidString(body) {
+			b.resp.Body = body
 		} else {
-			b.resp.BodyBytes = body
+			b.resp.BodyBytes = []byte(body)
 		}
 		b.r.setResponse(b.idx, b.resp, b.start)
 	})

@@ -218,7 +218,7 @@ func (st *runState) attach(sink events.Sink, threadID, runID string) *segment {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.attachedLocked()
-	seg.stream.Emit(events.Event{Type: events.RunStarted, ProtocolVersion: events.ProtocolVersion})
+	seg.stream.Emit(events.Event{Type: events.RunStarted, ProtocolVersion: events.ProtocolVersion, ParentRunID: st.req.ParentRunID})
 	// The steps and sub-agents the pause suspended go on in this run.
 	seg.stream.Reopen(st.reopen)
 	st.reopen = nil

@@ -10,6 +10,7 @@
 //	state/redisconn   the fleet's Redis: URL (?prefix=), context deadlines on, waiting at start, persistence report
 //	state/lease       leases with renewal, loss detection and fencing tokens (sessions' thread leases)
 //	state/eventlog    each run's events with ids, bounded, followed from any replica; the fleet's runs listing
+//	state/runrecord   each run's record (LLM attempts as streamed, tool results, memory, resumes) for replay and fork
 //	state/control     cancel, answers and resumes to the replica that owns a run, one reply for the caller
 //	state/checkpoint  paused runs as checkpoints any replica can claim (once) and resume; the State a resume needs
 //	state/chainsync   a versioned chain store (the folder; Redis) and the Syncer that applies it on every replica
@@ -27,6 +28,7 @@
 //
 //	session:ID, sessions, lock:ID, lock:lease:fence   sessions (conversation history, thread leases)
 //	run:{ID}, run:{ID}:log, runs, runs:live          eventlog
+//	record:{ID}, record:{ID}:meta, records           runrecord
 //	checkpoint:{ID}, checkpoints                     checkpoint
 //	control:REPLICA                                  control (pub/sub channels)
 //	chains, chains:rev, chains:changes               chainsync

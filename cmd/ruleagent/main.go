@@ -63,6 +63,8 @@ func commands() []command {
 		{"sessions", "list, show, export and delete agents' sessions, or switch a session's model", runSessions},
 		{"keys", "create, list and revoke per-user API keys (serve --auth keys)", runKeys},
 		{"usage", "totals of LLM calls, tokens, cost and tool time, by run, thread, user, chain, model or day", runUsage},
+		{"runs", "list the runs a server recorded, or export one (its record and events) to a file", runRuns},
+		{"replay", "replay an exported run offline against its recorded LLM answers and tool results", runReplay},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -48,6 +48,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	sb := addSandboxFlags(fs)
 	var usageF usageFlags
 	usageF.register(fs)
+	var recordF recordFlags
+	recordF.register(fs)
 	var globalsF globalFlag
 	var corsF, epTypes, epBind, hostsF listFlag
 	fs.Var(&hostsF, "allowed-hosts", "host names the server answers to besides localhost and IP addresses, e.g. the name a reverse proxy forwards (comma-separated or repeated; *.domain for its sub-domains; * for any); default $RULEAGENT_ALLOWED_HOSTS")
@@ -126,6 +128,13 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		// last run's records are written before the ledger stops.
 		defer usage.Close()
 	}
+	recording, closeRecords, err := recordF.open(sess, replicaName())
+	if err != nil {
+		return err
+	}
+	// Deferred before the store's Close, so it runs after it: the last
+	// run's record and events are written before the log stops.
+	defer closeRecords()
 	verifier, err := idF.verifier(sess)
 	if err != nil {
 		return err
@@ -164,7 +173,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	storeOpts := server.StoreOptions{Logger: logger, ReadOnly: *readOnly,
 		EndpointPolicy: server.EndpointPolicy{Types: epTypes, Bind: epBind}, Ledger: usage,
-		Checkpoints: fleet.checkpoints, Replica: fleet.replica, MCPTasks: mcpTasks,
+		Checkpoints: fleet.checkpoints, Replica: fleet.replica, MCPTasks: mcpTasks, Recording: recording,
 		RunLog: server.RunLog{Events: fleet.events, Replica: fleet.replica, Alive: fleet.registry.Alive, Control: fleet.bus,
 			RejoinGrace: rejoin}}
 	if fl != nil && fl.shareChains {
@@ -215,6 +224,7 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	banner(stdout, ln.Addr().String(), *chains, store, len(loadErrs), g, *token != "", fleet.where())
 	governanceBanner(stdout, gov, *policyF)
 	usageBanner(stdout, usage, &usageF)
+	recordBanner(stdout, recording, &recordF)
 	identityBanner(stdout, verifier, &idF)
 	if fl != nil {
 		fl.banner(stdout)

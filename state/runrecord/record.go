@@ -52,8 +52,9 @@ type Record struct {
 	// Incomplete says why the record lacks part of the run (it outgrew
 	// the size bound, say): such a record cannot be replayed.
 	Incomplete string `json:"incomplete,omitempty"`
-	// Events are the run's events (AG-UI JSON), in an export only: the
-	// store keeps them in the event log.
+	// Events are the run's events (AG-UI JSON): in an export, and in a
+	// stored record when no event log keeps them (a server that keeps
+	// nothing on disk).
 	Events []json.RawMessage `json:"events,omitempty"`
 }
 
@@ -72,8 +73,10 @@ type Meta struct {
 	// while paused); ErrorCode the code of a failed run.
 	Outcome   string `json:"outcome,omitempty"`
 	ErrorCode string `json:"errorCode,omitempty"`
-	// ForkedFrom is the run and LLM turn this run was forked from.
-	ForkedFrom *ForkRef `json:"forkedFrom,omitempty"`
+	// ForkedFrom is the run and LLM turn this run was forked from, and
+	// ParentRunID that run's id.
+	ForkedFrom  *ForkRef `json:"forkedFrom,omitempty"`
+	ParentRunID string   `json:"parentRunId,omitempty"`
 	// Steps are the LLM turns of its agents, LLMCalls their HTTP attempts.
 	Steps     int `json:"steps"`
 	LLMCalls  int `json:"llmCalls"`

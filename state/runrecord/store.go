@@ -80,10 +80,9 @@ var (
 	ErrFormat = errors.New("the run record cannot be read")
 )
 
-// encode is a record's stored form: its JSON, gzipped, without events.
+// encode is a record's stored form: its JSON, gzipped.
 func encode(rec *Record) ([]byte, error) {
 	r := *rec
-	r.Events = nil
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err := json.NewEncoder(zw).Encode(&r); err != nil {
