@@ -75,6 +75,20 @@ func TestBrowserCost(t *testing.T) {
 	env.run(t, "cost.mjs", "BASE_URL="+base)
 }
 
+// TestBrowserReplayAndFork opens a recorded run of the costly agent after
+// the fact (answer, timeline, cost, steps on the canvas) and forks it
+// from its second LLM step with the tool result edited
+// (browser/replay.mjs).
+func TestBrowserReplayAndFork(t *testing.T) {
+	env := browserEnv(t)
+	llm := llmtest.NewServer(t, script(nil))
+	work, chains := workDir(t, map[string]string{"costly.json": costlyChain})
+	prices := filepath.Join(work, "prices.yaml")
+	write(t, prices, "currency: USD\nmodels:\n  - {model: scripted, input: 1.5, output: 6}\n")
+	base := serve(t, env.bin, work, chains, llm.URL, "--prices", prices)
+	env.run(t, "replay.mjs", "BASE_URL="+base)
+}
+
 // costlyChain's agent reads a file, then answers (see script).
 const costlyChain = `{
   "ruleChain": {"id": "costly", "name": "Costly", "root": true},

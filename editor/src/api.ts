@@ -1,6 +1,7 @@
 // The server API the editor is built on (README: the API reference).
 
 import { auth } from './auth';
+import type { RecordMeta, StoredRecord } from './stored';
 import type { ChainDSL, ChainInfo, Components, DiscoveredTool, JsonObject, Problem, RunAnswer, RunBody } from './types';
 
 export class APIError extends Error {
@@ -55,6 +56,12 @@ export const api = {
   // run runs any chain once with message data and metadata, and answers
   // its final message (README: Runs).
   run: (id: string, body: RunBody, signal?: AbortSignal) => call<RunAnswer>('POST', `/api/v1/chains/${enc(id)}/run`, body, signal),
+  // records lists a chain's recorded runs, newest first; record is one
+  // with its events; fork streams a fork's AG-UI events (README: Recorded
+  // runs: replay and fork).
+  records: (chainId: string) => call<RecordMeta[]>('GET', `/api/v1/records?chain=${enc(chainId)}&limit=20`),
+  record: (runId: string) => call<StoredRecord>('GET', `/api/v1/runs/${enc(runId)}/record`),
+  fork: (runId: string, body: unknown, signal: AbortSignal) => stream(`/api/v1/runs/${enc(runId)}/fork`, body, signal),
   wsURL: () => {
     const u = new URL('/api/v1/ws', location.href);
     u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';

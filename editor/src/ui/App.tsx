@@ -23,6 +23,7 @@ import { newChainRuns, RunTab, type ChainRuns } from './RunTab';
 import { chatStore, loadChat, restoredTurns } from '../rejoin';
 import { toolActions } from './toolActions';
 import { toolViews } from '../agentTools';
+import type { Live } from '../live';
 import { Shortcuts, SHORTCUTS } from './Shortcuts';
 import { Icon } from './Icon';
 import { useServer } from './useServer';
@@ -70,6 +71,8 @@ function Editor() {
 
   const views = useMemo(() => (doc ? toolViews(doc, chains) : []), [doc, chains]);
   const [highlight, clearHighlight] = useLiveTrace(id, doc, views, refreshChains);
+  // stored is a recorded run the Run tab shows on the canvas instead of the live trace.
+  const [stored, setStored] = useState<Live | null>(null);
 
   useEffect(() => {
     const h = (e: BeforeUnloadEvent) => {
@@ -291,7 +294,7 @@ function Editor() {
             doc={doc}
             forms={forms}
             selection={sel}
-            highlight={highlight}
+            highlight={stored ?? highlight}
             problemCount={problemCount}
             problemEdges={problemEdges}
             onSelect={(s) => setSel(s)}
@@ -361,6 +364,8 @@ function Editor() {
                 user={chatUser ?? defaultChatUser(server.verifiedIdentity)}
                 verifiedIdentity={server.verifiedIdentity}
                 onUser={setChatUser}
+                doc={doc}
+                onShowStored={setStored}
               />
             )}
           </div>
