@@ -75,9 +75,9 @@ func TestStoreContract(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Meta.Bytes == 0 || got.Events != nil || string(got.LLMCalls[0].Response.BodyData()) != "\xff\xfex" ||
+			if got.Meta.Bytes == 0 || len(got.Events) != 1 || string(got.Events[0]) != `{"type":"RUN_STARTED"}` || string(got.LLMCalls[0].Response.BodyData()) != "\xff\xfex" ||
 				got.Request.Input != testRecord("", "", "", now).Request.Input || got.Meta.UserID != "bob" {
-				t.Fatalf("the record did not come back as it was put (events are not stored): %+v", got)
+				t.Fatalf("the record did not come back as it was put (its events with it): %+v", got)
 			}
 			if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("an unknown run: %v, want ErrNotFound", err)

@@ -96,7 +96,7 @@ func (r *Redis) List(ctx context.Context, f Filter) ([]Meta, error) {
 	limit := f.limit()
 	var out []Meta
 	for start := int64(0); len(out) < limit; {
-		ids, err := r.rdb.ZRevRange(ctx, r.indexKey(), start, start+page-1).Result()
+		ids, err := r.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: r.indexKey(), Start: start, Stop: start + page - 1, Rev: true}).Result()
 		if err != nil {
 			return nil, fmt.Errorf("run records: %w", err)
 		}
