@@ -142,3 +142,34 @@ func TestDecodeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryBound: the memory store holds at most MemoryBytes of records,
+// the runs that started first going first.
+func TestMemoryBound(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	one, err := encode(testRecord("run-x", "a", "ada", now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewMemory(Options{MemoryBytes: 2*len(one) + len(one)/2})
+	for i, id := range []string{"run-1", "run-2", "run-3"} {
+		if err := s.Put(ctx, testRecord(id, "a", "ada", now.Add(time.Duration(i)*time.Minute))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Get(ctx, "run-1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the oldest record is still held: %v", err)
+	}
+	list, _ := s.List(ctx, Filter{})
+	if len(list) != 2 || list[0].RunID != "run-3" || list[1].RunID != "run-2" {
+		t.Fatalf("held: %+v", list)
+	}
+	// Putting a run again replaces it, counted once.
+	if err := s.Put(ctx, testRecord("run-3", "a", "ada", now.Add(2*time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := s.List(ctx, Filter{}); len(list) != 2 {
+		t.Fatalf("after putting run-3 again: %+v", list)
+	}
+}

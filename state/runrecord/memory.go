@@ -10,9 +10,10 @@ import (
 // nothing on disk. Records are stored encoded, as the other stores keep
 // them, so that what is read back is what a store would give.
 type Memory struct {
-	o  Options
-	mu sync.Mutex
-	m  map[string]memRecord
+	o     Options
+	mu    sync.Mutex
+	m     map[string]memRecord
+	bytes int // the records' sizes, compressed
 }
 
 type memRecord struct {
@@ -39,11 +40,32 @@ func (s *Memory) Put(_ context.Context, rec *Record) error {
 	now := time.Now()
 	for id, r := range s.m {
 		if expired(&r.meta, now, s.o.Retention) {
-			delete(s.m, id)
+			s.drop(id)
 		}
 	}
+	s.drop(m.RunID)
 	s.m[m.RunID] = memRecord{meta: m, data: data}
+	s.bytes += len(data)
+	// Past the bound, the records that started first go first (the one
+	// just put last of all).
+	for s.bytes > s.o.MemoryBytes && len(s.m) > 1 {
+		oldest := ""
+		for id, r := range s.m {
+			if id != m.RunID && (oldest == "" || r.meta.StartedAt.Before(s.m[oldest].meta.StartedAt)) {
+				oldest = id
+			}
+		}
+		s.drop(oldest)
+	}
 	return nil
+}
+
+// drop removes a record; the caller holds s.mu.
+func (s *Memory) drop(id string) {
+	if r, ok := s.m[id]; ok {
+		s.bytes -= len(r.data)
+		delete(s.m, id)
+	}
 }
 
 // Get implements Store.
@@ -79,7 +101,7 @@ func (s *Memory) List(_ context.Context, f Filter) ([]Meta, error) {
 // Delete implements Store.
 func (s *Memory) Delete(_ context.Context, runID string) error {
 	s.mu.Lock()
-	delete(s.m, runID)
+	s.drop(runID)
 	s.mu.Unlock()
 	return nil
 }

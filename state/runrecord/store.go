@@ -60,6 +60,9 @@ type Options struct {
 	// MaxBytes bounds one record's recorded content (16 MiB when 0); the
 	// recorder stops recording a run that outgrows it (Record.Incomplete).
 	MaxBytes int
+	// MemoryBytes bounds what the Memory store holds in all, compressed
+	// (256 MiB when 0): past it the oldest records go first.
+	MemoryBytes int
 }
 
 // Fill returns o with its defaults.
@@ -69,6 +72,9 @@ func (o Options) Fill() Options {
 	}
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 16 << 20
+	}
+	if o.MemoryBytes <= 0 {
+		o.MemoryBytes = 256 << 20
 	}
 	return o
 }
