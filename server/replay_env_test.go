@@ -86,7 +86,7 @@ func recChains(backupURL string) map[string]string {
 }
 
 // newRecEnv serves the recording chains.
-func newRecEnv(t *testing.T) *recEnv {
+func newRecEnv(t *testing.T, mods ...func(*Options)) *recEnv {
 	t.Helper()
 	e := &recEnv{apiEnv: &apiEnv{t: t, llm: llmtest.NewServer(t, recScript()), dir: t.TempDir()},
 		backup: llmtest.NewServer(t, llmtest.ScriptFunc(backupAgent)), checkpoints: sharedBolt(t)}
@@ -125,6 +125,9 @@ func (e *recEnv) open(replica string) {
 		t.Fatal(errs)
 	}
 	e.opts = Options{Store: e.store}
+	for _, m := range mods {
+		m(&e.opts)
+	}
 	e.base = serveLoopback(t, Handler(e.opts))
 }
 
