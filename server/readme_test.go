@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/state/runrecord"
 )
 
 // readmeSection returns the text of README.md's section titled heading.
@@ -56,7 +57,9 @@ func TestREADMECurlExamples(t *testing.T) {
 	llm := llmtest.NewServer(t, llmtest.Route(
 		llmtest.Rule{Match: llmtest.UserContains("long story"), Script: llmtest.Always(llmtest.Response{
 			Text: strings.Repeat("Once upon a time. ", 60), ChunkSize: 6, ChunkDelay: 100 * time.Millisecond})},
-		llmtest.Rule{Match: llmtest.UserContains("Where is order"), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+		llmtest.Rule{Match: func(r *llmtest.Request) bool {
+			return strings.Contains(r.LastUserText(), "Where is order") || strings.Contains(r.LastUserText(), "Where is my order")
+		}, Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
 			if res := r.ToolResults(); len(res) > 0 {
 				return llmtest.Reply("Your order: " + res[0].Content)
 			}
@@ -70,9 +73,11 @@ func TestREADMECurlExamples(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		_ = os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
 	}
-	// As serve keeps them: the runs' events in the embedded store.
+	// As serve keeps them: the runs' events in the embedded store, and
+	// their records (Recorded runs).
 	rl, _ := boltRunLog(t, stateFile(t))
-	store, errs := OpenStoreWith(dir, NewConfig(map[string]string{"llm_url": llm.URL, "api_key": "sk-test", "model": "test-model"}), StoreOptions{RunLog: rl})
+	store, errs := OpenStoreWith(dir, NewConfig(map[string]string{"llm_url": llm.URL, "api_key": "sk-test", "model": "test-model"}),
+		StoreOptions{RunLog: rl, Recording: Recording{Records: runrecord.NewMemory(runrecord.Options{})}})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
