@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -183,7 +184,8 @@ func runReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return err
 	}
 	defer os.RemoveAll(dir)
-	store, errs := server.OpenStoreWith(dir, server.NewConfig(rec.Globals), server.StoreOptions{})
+	// The replay's own log lines (its run's) would only repeat the report.
+	store, errs := server.OpenStoreWith(dir, server.NewConfig(rec.Globals), server.StoreOptions{Logger: slog.New(slog.DiscardHandler)})
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

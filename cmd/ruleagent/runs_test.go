@@ -189,3 +189,23 @@ func TestRunsExportAndReplayOffline(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaysOfReportedRuns replays each run exported into
+// testdata/replays (`ruleagent runs export ID > testdata/replays/NAME.json`):
+// how a bug report becomes a test. Each must reproduce its events; a
+// change that alters what an agent sends or emits for it fails here,
+// naming the first divergence or difference.
+func TestReplaysOfReportedRuns(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "replays", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no runs in testdata/replays: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), []string{"replay", f}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), ": the same ") {
+				t.Fatalf("replay: %d %s %s", code, out.String(), errOut.String())
+			}
+		})
+	}
+}
