@@ -19,7 +19,11 @@ func TestRecordsBelongToTheirCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newRecEnv(t, func(o *Options) { o.Token, o.Identity, o.Keys = opToken, v, keys })
+	e := newRecEnv(t, func(_ *StoreOptions, o *Options) {
+		if o != nil {
+			o.Token, o.Identity, o.Keys = opToken, v, keys
+		}
+	})
 	key := map[string]string{}
 	for _, u := range []string{"alice", "bob"} {
 		k, rec, err := identity.NewKey(u, "", time.Now())

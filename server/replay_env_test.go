@@ -28,6 +28,8 @@ type recEnv struct {
 	log         eventlog.Log
 	db          *bolt.DB
 	checkpoints func(replica string) checkpoint.Store
+	// mods change the options of each store open opens.
+	mods []func(*StoreOptions, *Options)
 }
 
 const (
@@ -86,10 +88,10 @@ func recChains(backupURL string) map[string]string {
 }
 
 // newRecEnv serves the recording chains.
-func newRecEnv(t *testing.T, mods ...func(*Options)) *recEnv {
+func newRecEnv(t *testing.T, mods ...func(*StoreOptions, *Options)) *recEnv {
 	t.Helper()
 	e := &recEnv{apiEnv: &apiEnv{t: t, llm: llmtest.NewServer(t, recScript()), dir: t.TempDir()},
-		backup: llmtest.NewServer(t, llmtest.ScriptFunc(backupAgent)), checkpoints: sharedBolt(t)}
+		backup: llmtest.NewServer(t, llmtest.ScriptFunc(backupAgent)), checkpoints: sharedBolt(t), mods: mods}
 	for id, dsl := range recChains(e.backup.URL) {
 		if err := os.WriteFile(filepath.Join(e.dir, id+".json"), []byte(dsl), 0o644); err != nil {
 			t.Fatal(err)
@@ -119,14 +121,17 @@ func (e *recEnv) open(replica string) {
 		t.Fatal(err)
 	}
 	var errs []error
-	e.store, errs = OpenStoreWith(e.dir, NewConfig(map[string]string{"llm_url": e.llm.URL, "api_key": "sk-test", "model": "test-model"}),
-		StoreOptions{Recording: Recording{Records: e.records, Events: e.log, Replica: replica}, Checkpoints: e.checkpoints(replica), Replica: replica})
+	so := StoreOptions{Recording: Recording{Records: e.records, Events: e.log, Replica: replica}, Checkpoints: e.checkpoints(replica), Replica: replica}
+	for _, m := range e.mods {
+		m(&so, nil)
+	}
+	e.store, errs = OpenStoreWith(e.dir, NewConfig(map[string]string{"llm_url": e.llm.URL, "api_key": "sk-test", "model": "test-model"}), so)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	e.opts = Options{Store: e.store}
-	for _, m := range mods {
-		m(&e.opts)
+	for _, m := range e.mods {
+		m(nil, &e.opts)
 	}
 	e.base = serveLoopback(t, Handler(e.opts))
 }
