@@ -64,7 +64,8 @@ func recScript() llmtest.Script {
 	return llmtest.Route(
 		llmtest.Rule{Match: llmtest.SystemContains(promptMixed), Script: llmtest.ScriptFunc(mixedAgent)},
 		llmtest.Rule{Match: llmtest.SystemContains(promptSummarise), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
-			return llmtest.Response{Reasoning: "Short.", Text: "A-1 is a blue widget, " + r.LastUserText()}
+			// One chunk: a secret it repeats is whole in the recorded body.
+			return llmtest.Response{Reasoning: "Short.", Text: "A-1 is a blue widget, " + r.LastUserText(), ChunkSize: 200}
 		})},
 	)
 }

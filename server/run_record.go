@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
@@ -43,6 +44,28 @@ type recording struct {
 	msgs  map[string]int // message JSON -> index in rec.Messages
 	tools map[string]int // tools array JSON -> index in rec.Tools
 	seq   map[string]int // LLM attempts so far, by agent key
+	// unscrubbed are the response bodies scrubBodies has yet to scrub.
+	unscrubbed []unscrubbedBody
+}
+
+type unscrubbedBody struct {
+	idx   int
+	scrub tools.Scrubber
+}
+
+// scrubBodies scrubs the response bodies of rec, a copy of the record made
+// at the run's end whose LLMCalls it may change, with their runs'
+// scrubbers; a body that is not UTF-8 is kept as bytes.
+func scrubBodies(rec *runrecord.Record, bodies []unscrubbedBody) {
+	for _, u := range bodies {
+		w := &rec.LLMCalls[u.idx].Response
+		body := u.scrub.Scrub(w.Body)
+		if utf8.ValidString(body) {
+			w.Body = body
+		} else {
+			w.Body, w.BodyBytes = "", []byte(body)
+		}
+	}
 }
 
 func newRecording(rec runrecord.Record, max int) *recording {
@@ -96,7 +119,7 @@ func (r *recording) roundTrip(c agent.WireCall, send func() (*http.Response, err
 	}
 	if err != nil {
 		var ne net.Error
-		r.setResponse(idx, runrecord.WireResponse{Error: scrubString(err.Error(), c.Scrub), Network: errors.As(err, &ne)}, start)
+		r.setResponse(idx, runrecord.WireResponse{Error: scrubString(err.Error(), c.Scrub), Network: errors.As(err, &ne)}, start, nil)
 		return nil, err
 	}
 	wr := runrecord.WireResponse{Status: resp.StatusCode, Header: map[string]string{}}
@@ -112,11 +135,16 @@ func (r *recording) roundTrip(c agent.WireCall, send func() (*http.Response, err
 // recordedHeaders are the response headers the LLM client reads.
 var recordedHeaders = []string{"Content-Type", "Retry-After", "Retry-After-Ms"}
 
-func (r *recording) setResponse(idx int, wr runrecord.WireResponse, start time.Time) {
+// setResponse records attempt idx's answer. A body that still needs
+// scrubbing (scrub is set) is scrubbed when the record is written, off the
+// run's path (see scrubBodies).
+func (r *recording) setResponse(idx int, wr runrecord.WireResponse, start time.Time, scrub tools.Scrubber) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.grow(len(wr.Body) + len(wr.BodyBytes) + len(wr.Error)) {
 		wr.Body, wr.BodyBytes = "", nil
+	} else if scrub != nil {
+		r.unscrubbed = append(r.unscrubbed, unscrubbedBody{idx: idx, scrub: scrub})
 	}
 	r.rec.LLMCalls[idx].Response = wr
 	r.rec.LLMCalls[idx].DurationMs = time.Since(start).Milliseconds()

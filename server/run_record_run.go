@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -230,6 +231,8 @@ func (rr *runRecorder) end(res *RunResult) {
 	r := rr.rec
 	r.mu.Lock()
 	rec := r.rec
+	rec.LLMCalls = slices.Clone(rec.LLMCalls)
+	unscrubbed := r.unscrubbed
 	r.mu.Unlock()
 	m := &rec.Meta
 	m.EndedAt = time.Now().UTC()
@@ -264,6 +267,7 @@ func (rr *runRecorder) end(res *RunResult) {
 	done := s.pending.add(&rec)
 	s.recordWG.Go(func() {
 		defer s.pending.remove(m.RunID, done)
+		scrubBodies(&rec, unscrubbed)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if log != nil {

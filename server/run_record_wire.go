@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -108,8 +107,8 @@ func joinRequest(rec *runrecord.Record, req *runrecord.WireRequest) (json.RawMes
 
 // bodyCapture records a response body as the LLM client reads it, and
 // the error that ended it early, if one did. Each streamed chunk is
-// copied once, into buf; the body is scrubbed once, when it is closed
-// (scrubbing returns the same string when there is nothing to redact).
+// copied once, into buf; the body is scrubbed once, when the record is
+// written after the run (scrubBodies), not on the run's path.
 type bodyCapture struct {
 	io.ReadCloser
 	r     *recording
@@ -134,13 +133,12 @@ func (b *bodyCapture) Read(p []byte) (int, error) {
 func (b *bodyCapture) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(func() {
-		body := scrubString(b.buf.String(), b.scrub)
-		if utf8.ValidString(body) {
-			b.resp.Body = body
-		} else {
-			b.resp.BodyBytes = []byte(body)
+		b.resp.Body = b.buf.String()
+		scrub := b.scrub
+		if scrub == nil {
+			scrub = defaultScrubber
 		}
-		b.r.setResponse(b.idx, b.resp, b.start)
+		b.r.setResponse(b.idx, b.resp, b.start, scrub)
 	})
 	return err
 }

@@ -1,0 +1,38 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestRecordsKeepNoSecrets: a secret in what the model was sent and in
+// what it answered is not in the stored record; the answer's body is
+// scrubbed when the record is written, after the run.
+func TestRecordsKeepNoSecrets(t *testing.T) {
+	e := newRecEnv(t)
+	const secret = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
+	code, body, hdr := e.do("POST", "/api/v1/chains/summariser/run", map[string]any{"input": "summarise " + secret})
+	if code != http.StatusOK || !strings.Contains(string(body), "blue widget") {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	if !strings.Contains(e.llm.LastRequest().LastUserText(), secret) {
+		t.Fatal("the model was not sent the secret: the test proves nothing")
+	}
+	rec, err := e.store.GetRecord(context.Background(), hdr.Get("X-Run-Id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.LLMCalls) != 1 || !strings.Contains(rec.LLMCalls[0].Response.Body, "A-1 is a blue widget, summarise ") {
+		t.Fatalf("the record's answer: %+v", rec.LLMCalls)
+	}
+	for _, m := range rec.Messages {
+		if strings.Contains(string(m), secret) {
+			t.Errorf("a recorded message holds the secret: %s", m)
+		}
+	}
+	if strings.Contains(rec.LLMCalls[0].Response.Body, secret) || strings.Contains(rec.LLMCalls[0].Response.Body, "ghp_1a2B") {
+		t.Errorf("the recorded answer holds the secret: %s", rec.LLMCalls[0].Response.Body)
+	}
+}
