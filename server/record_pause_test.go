@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ruleagent/ruleagent/state/runrecord"
 )
 
 // TestPausedRunsRecordGoesOnInTheNextProcess: a run that pauses is a
@@ -70,5 +72,42 @@ func TestPausedRunsRecordGoesOnInTheNextProcess(t *testing.T) {
 	rep, err := e.store.Replay(context.Background(), got, evs, ReplayOptions{})
 	if err != nil || !rep.Same {
 		t.Fatalf("the replay is not the run: %+v %v", rep, err)
+	}
+}
+
+// TestReplayOfARunWhosePauseExpired: nobody answered the run's approval in
+// time, so it went on without a client (a denial), its events kept for
+// no one. The record says the interrupt expired, and the replay answers
+// its pause the same way, without a client either: the same events.
+func TestReplayOfARunWhosePauseExpired(t *testing.T) {
+	e := newRecEnv(t)
+	dsl := recChains(e.backup.URL)["mixed"]
+	short := strings.Replace(strings.Replace(dsl, `"timeout":"30s"`, `"timeout":"1s"`, 1), `"timeout": "30s"`, `"timeout": "1s"`, 1)
+	if short == dsl {
+		t.Fatal("the mixed chain has no 30s approval timeout")
+	}
+	if _, err := e.store.Deploy([]byte(short), "mixed"); err != nil {
+		t.Fatal(err)
+	}
+	runID, interrupt, evs := e.startMixed()
+	var got *runrecord.Record
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := e.store.GetRecord(context.Background(), runID)
+		if err == nil && rec.Meta.Outcome == OutcomeSuccess {
+			got = rec
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not go on after its interrupt expired: %+v %v", rec, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(got.Resumes) != 1 || len(got.Resumes[0].Expired) != 1 || got.Resumes[0].Expired[0] != interrupt {
+		t.Fatalf("the record does not say the interrupt expired: %+v", got.Resumes)
+	}
+	rep, err := e.store.Replay(context.Background(), got, evs, ReplayOptions{})
+	if err != nil || !rep.Same || rep.Outcome != OutcomeSuccess {
+		t.Fatalf("the replay is not the run: %+v %+v %+v", rep, rep.Divergence, rep.Difference)
 	}
 }
