@@ -208,7 +208,7 @@ func (s *Store) RecordedEvents(ctx context.Context, rec *runrecord.Record) ([][]
 		return out, nil
 	}
 	runID := rec.Meta.RunID
-	l := s.recording.Events
+	l := s.recordingLog()
 	if l == nil {
 		return nil, fmt.Errorf("%w: this server keeps no run events", ErrNotReplayable)
 	}

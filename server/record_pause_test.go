@@ -19,7 +19,20 @@ import (
 // holds both processes' LLM calls and the answer, and replays to the
 // events the client saw across the two.
 func TestPausedRunsRecordGoesOnInTheNextProcess(t *testing.T) {
-	e := newRecEnv(t)
+	t.Run("the recording's event log", func(t *testing.T) { pausedRecordGoesOn(t, newRecEnv(t)) })
+	// As serve keeps them: the runs' events in the store's run log, each
+	// record keeping its own.
+	t.Run("the run log", func(t *testing.T) {
+		pausedRecordGoesOn(t, newRecEnv(t, func(so *StoreOptions, _ *Options) {
+			if so != nil {
+				so.RunLog = RunLog{Events: so.Recording.Events, Replica: so.Recording.Replica}
+				so.Recording.Events = nil
+			}
+		}))
+	})
+}
+
+func pausedRecordGoesOn(t *testing.T, e *recEnv) {
 	runID, interrupt, evs := e.startMixed()
 	before := e.llmCalls()
 	e.restart("next")

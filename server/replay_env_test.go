@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -165,7 +166,7 @@ func (e *recEnv) startMixed() (string, string, [][]byte) {
 		t.Fatalf("run: %d %s", code, body)
 	}
 	runID := hdr.Get("X-Run-Id")
-	evs := sseEvents(t, body)
+	evs := sseEvents(t, withoutIDs(body))
 	var last struct {
 		Outcome struct {
 			Interrupts []struct{ ID string } `json:"interrupts"`
@@ -187,8 +188,15 @@ func (e *recEnv) approve(runID, interrupt string) [][]byte {
 	if code != http.StatusOK {
 		t.Fatalf("resume: %d %s", code, body)
 	}
-	return sseEvents(t, body)
+	return sseEvents(t, withoutIDs(body))
 }
 
 // llmCalls counts the requests both scripted endpoints got.
 func (e *recEnv) llmCalls() int { return len(e.llm.Requests()) + len(e.backup.Requests()) }
+
+// withoutIDs drops the SSE id lines a store with a run log sends.
+func withoutIDs(body []byte) []byte {
+	return sseIDLine.ReplaceAll(body, nil)
+}
+
+var sseIDLine = regexp.MustCompile(`(?m)^id: [0-9]+\n`)

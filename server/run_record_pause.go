@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +56,8 @@ func (s *Store) continueRecord(ctx context.Context, st *runState, play *playback
 		entries = []ResumeEntry{}
 	}
 	rr.rec.resumed(p, entries)
-	if l := s.recording.Events; l != nil {
+	rr.evs = slices.Clone(rec.Events)
+	if l := s.recordingLog(); l != nil {
 		w := s.pausedLogs.take(req.RunID)
 		if w == nil {
 			// Paused by another process: this one holds the run's
@@ -142,9 +144,9 @@ func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string) {
 		return
 	}
 	w := s.pausedLogs.take(runID)
-	if w == nil && s.recording.Events != nil {
+	if l := s.recordingLog(); w == nil && l != nil {
 		var err error
-		if w, err = s.recording.Events.Continue(ctx, runID, "", s.recording.Replica); err != nil && !errors.Is(err, eventlog.ErrNotFound) {
+		if w, err = l.Continue(ctx, runID, "", s.recording.Replica); err != nil && !errors.Is(err, eventlog.ErrNotFound) {
 			s.log.Warn("run events: the end not kept", "run", runID, "err", err)
 		}
 	}
@@ -186,4 +188,17 @@ func (p *pausedLogs) take(runID string) eventlog.Writer {
 	w := p.m[runID]
 	delete(p.m, runID)
 	return w
+}
+
+// recordingLog is the event log the recording writes its runs' events
+// to, Recording.Events, when the store keeps no run log of its own (nil
+// otherwise). A store with a run log (StoreOptions.RunLog, as serve has)
+// writes every run's events there, with ids and for its own retention; a
+// run's record then keeps its events itself, for as long as the record
+// is kept.
+func (s *Store) recordingLog() eventlog.Log {
+	if s.rl != nil {
+		return nil
+	}
+	return s.recording.Events
 }

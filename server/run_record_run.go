@@ -34,8 +34,8 @@ type runRecorder struct {
 
 	mu  sync.Mutex
 	buf []byte
-	// evs are the run's events when no event log keeps them: the record
-	// keeps them itself (a server that keeps nothing on disk).
+	// evs are the run's events when the recording keeps no event log of
+	// its own: the record keeps them itself (see recordingLog).
 	evs      []json.RawMessage
 	segments int
 	resumed  bool // a resume was recorded and its segment not yet seen
@@ -95,7 +95,7 @@ func (s *Store) recordRun(ctx, rctx context.Context, st *runState) (context.Cont
 		Request: runrecord.Request{Input: req.Input, Metadata: req.Metadata, MsgType: req.MsgType,
 			Interruptible: req.Interruptible, NewThread: req.NewThread, Caller: callerJSON(req.Caller)}}
 	rr := &runRecorder{s: s, rec: newRecording(base, s.recording.MaxBytes), nodes: &components.NodeLog{Max: maxNodeSteps}}
-	if l := s.recording.Events; l != nil {
+	if l := s.recordingLog(); l != nil {
 		w, err := l.Start(ctx, eventlog.Meta{RunID: req.RunID, Owner: s.recording.Replica, ChainID: req.ChainID,
 			ThreadID: req.ThreadID, UserID: meta.UserID, Source: req.Source, StartedAt: meta.StartedAt})
 		if err != nil {

@@ -11,9 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/ruleagent/ruleagent/internal/llmtest"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/sessions"
+	"github.com/ruleagent/ruleagent/state/eventlog"
 	"github.com/ruleagent/ruleagent/state/runrecord"
 )
 
@@ -92,13 +95,23 @@ func recordingServer(t *testing.T, spec, chains, llmURL string) string {
 	}
 	t.Cleanup(func() { sess.Close() })
 	rf := recordFlags{retention: "7d", maxBytes: 16 << 20}
-	rec, closeRecords, err := rf.open(sess, "test")
+	rec, err := rf.open(sess)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(closeRecords)
+	// serve's run log: the runs' events in a state file of their own.
+	db, err := bolt.Open(filepath.Join(t.TempDir(), StateFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	events, err := eventlog.NewBolt(db, eventlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { events.Close() })
 	store, errs := server.OpenStoreWith(chains, server.NewConfig(map[string]string{"llm_url": llmURL, "api_key": "sk-test", "model": "gpt-4o-mini"}),
-		server.StoreOptions{Recording: rec})
+		server.StoreOptions{Recording: rec, RunLog: server.RunLog{Events: events, Replica: "test"}})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

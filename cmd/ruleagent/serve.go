@@ -128,13 +128,10 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		// last run's records are written before the ledger stops.
 		defer usage.Close()
 	}
-	recording, closeRecords, err := recordF.open(sess, replicaName())
+	recording, err := recordF.open(sess)
 	if err != nil {
 		return err
 	}
-	// Deferred before the store's Close, so it runs after it: the last
-	// run's record and events are written before the log stops.
-	defer closeRecords()
 	verifier, err := idF.verifier(sess)
 	if err != nil {
 		return err
