@@ -124,3 +124,32 @@ func TestReplayOfARunWhosePauseExpired(t *testing.T) {
 		t.Fatalf("the replay is not the run: %+v %+v %+v", rep, rep.Divergence, rep.Difference)
 	}
 }
+
+// TestAForksPauseGoesOnOnlyWhereItRuns: a fork runs the recorded chains
+// with its playback and its own model, which live in the process that
+// runs it; the next process on the same files refuses to answer its
+// pause (409) rather than go on with the deployed chain in their place.
+func TestAForksPauseGoesOnOnlyWhereItRuns(t *testing.T) {
+	e := newRecEnv(t)
+	runID, _ := e.runMixed()
+	code, body, _ := e.do("POST", "/api/v1/runs/"+runID+"/fork", map[string]any{"step": 2})
+	var ans struct {
+		RunID      string                `json:"runId"`
+		Outcome    string                `json:"outcome"`
+		Interrupts []struct{ ID string } `json:"interrupts"`
+	}
+	_ = json.Unmarshal(body, &ans)
+	if code != http.StatusOK || ans.Outcome != OutcomeInterrupt || len(ans.Interrupts) != 1 {
+		t.Fatalf("the fork did not pause: %d %s", code, body)
+	}
+	before := e.llmCalls()
+	e.restart("next")
+	code, body, _ = e.do("POST", "/api/v1/runs/"+ans.RunID+"/resume", map[string]any{
+		"resume": []any{map[string]any{"interruptId": ans.Interrupts[0].ID, "status": "resolved", "payload": map[string]any{"approved": true}}}})
+	if code != http.StatusConflict || !strings.Contains(string(body), "only the process that runs it") {
+		t.Fatalf("the next process answered the fork's pause: %d %s", code, body)
+	}
+	if e.llmCalls() != before {
+		t.Fatal("the refused answer called the LLM")
+	}
+}

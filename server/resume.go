@@ -212,6 +212,13 @@ func (s *Store) take(ctx context.Context, cp *checkpoint.Checkpoint, state *chec
 	if err != nil {
 		return nil, fmt.Errorf("%w: run %s: %v", errCheckpoints, state.RunID, err)
 	}
+	if (state.Source == SourceFork || state.Source == SourceReplay) && s.plays.of(state.RunID) == nil {
+		// Its recorded chains, its playback and its fork's model are in
+		// the process that runs it: the deployed chain would go on in
+		// their place.
+		return nil, fmt.Errorf("%w: run %s is a %s of a recorded run: only the process that runs it can go on with it (it did not outlive that process)",
+			ErrResume, state.RunID, state.Source)
+	}
 	if _, ok := s.runEngine(state.RunID, state.ChainID); !ok {
 		return nil, fmt.Errorf("%w: the run's chain %q is not deployed", ErrResume, state.ChainID)
 	}
