@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
+	"github.com/ruleagent/ruleagent/state/eventlog"
 )
 
 // threadWaits reports whether a run of thread, started by owner, is paused
@@ -101,7 +104,43 @@ func (s *Store) dropPaused(ctx context.Context, cp *checkpoint.Checkpoint) error
 		return err
 	}
 	s.expiry.stop(runID)
+	s.endCancelledLog(ctx, runID, cp.ThreadID)
 	s.endPausedRecord(ctx, runID, OutcomeCancelled)
 	s.plays.ended(runID)
 	return nil
+}
+
+// endCancelledLog ends the event log of paused run runID, cancelled (its
+// checkpoint is gone): a segment of its own, RUN_STARTED then RUN_FINISHED
+// outcome cancelled, as a cancelled run ends, so that a client following
+// or rejoining the run gets its end. The writer is this process's if the
+// run paused here; otherwise the log is taken over from whoever paused it
+// (the caller deleted the checkpoint under its claim).
+func (s *Store) endCancelledLog(ctx context.Context, runID, threadID string) {
+	rl := s.rl
+	if rl == nil {
+		return
+	}
+	rl.mu.Lock()
+	w, ok := rl.paused[runID]
+	delete(rl.paused, runID)
+	rl.mu.Unlock()
+	if !ok {
+		var err error
+		if w, err = rl.Events.Continue(ctx, runID, "", rl.Replica); err != nil {
+			if !errors.Is(err, eventlog.ErrNotFound) && !errors.Is(err, eventlog.ErrEnded) {
+				s.log.Warn("the cancelled paused run's end was not kept in its log", "run", runID, "err", err)
+			}
+			return
+		}
+	}
+	now := time.Now().UnixMilli()
+	start := events.Event{Type: events.RunStarted, Timestamp: now, ThreadID: threadID, RunID: runID, ProtocolVersion: events.ProtocolVersion}
+	b := start.AppendJSON(nil)
+	w.Append(b)
+	end := events.Event{Type: events.RunFinished, Timestamp: now, ThreadID: threadID, RunID: runID, Outcome: events.OutcomeCancelled}
+	w.Append(end.AppendJSON(b[:0]))
+	if err := w.End(ctx, OutcomeCancelled); err != nil {
+		s.log.Warn("the cancelled paused run's end was not kept in its log", "run", runID, "err", err)
+	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,4 +64,49 @@ func TestFleetPausedRunOutlivesItsReplica(t *testing.T) {
 		fl[0].kill()
 		time.Sleep(500 * time.Millisecond) // five janitor rounds on B
 	})
+}
+
+// cancelPausedAndRejoin pauses the guarded agent on a, cancels the paused
+// run on b, and rejoins it on b after the pause's last event: the rejoin
+// ends at once with one terminal RUN_FINISHED, outcome cancelled, in a
+// segment of its own (RUN_STARTED first), the ids going on from the
+// pause's.
+func cancelPausedAndRejoin(t *testing.T, a, b *apiEnv, runID string) {
+	t.Helper()
+	code, body, _ := a.do("POST", "/api/v1/chains/guarded/run", map[string]any{"input": "lookup it", "runId": runID})
+	var ans runAnswer
+	if code != 200 || json.Unmarshal(body, &ans) != nil || ans.Outcome != "interrupt" {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	paused := a.openSSE(t.Context(), "GET", "/api/v1/runs/"+runID+"/events", "").wait(t)
+	last := paused[len(paused)-1].id
+	if code, body, _ := b.do("POST", "/api/v1/runs/"+runID+"/cancel", nil); code != 202 {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	rest := b.openSSE(t.Context(), "GET", "/api/v1/runs/"+runID+"/events", "", "Last-Event-ID", strconv.FormatUint(last, 10)).wait(t)
+	checkIDs(t, "the cancelled run's rejoined tail", rest, last)
+	if len(rest) != 2 || !strings.HasPrefix(rest[0].data, `{"type":"RUN_STARTED"`) ||
+		!strings.HasPrefix(rest[1].data, `{"type":"RUN_FINISHED"`) || !strings.Contains(rest[1].data, `"outcome":{"type":"cancelled"}`) {
+		t.Fatalf("the cancelled paused run's rejoined tail: %+v", rest)
+	}
+	all := a.openSSE(t.Context(), "GET", "/api/v1/runs/"+runID+"/events?after=0", "").wait(t)
+	checkIDs(t, "the cancelled run's log", all, 0)
+	if terminals(all) != 2 {
+		t.Fatalf("the cancelled run's log has %d terminal events: %+v", terminals(all), all)
+	}
+}
+
+// A paused run that is cancelled ends its log with RUN_FINISHED, outcome
+// cancelled: a client rejoining it gets its end instead of waiting for
+// the log's 24 h bound.
+func TestCancelledPausedRunEndsItsLog(t *testing.T) {
+	rl, _ := boltRunLog(t, stateFile(t))
+	e := newAPIEnvWith(t, Options{}, StoreOptions{RunLog: rl})
+	cancelPausedAndRejoin(t, e, e, "paused-cancelled")
+}
+
+// Paused on replica A, cancelled on B: B ends the run's log.
+func TestFleetCancelledPausedRunEndsItsLog(t *testing.T) {
+	fl := redisFleet(t, 2)
+	cancelPausedAndRejoin(t, fl[0].apiEnv, fl[1].apiEnv, "fleet-paused-cancelled")
 }
