@@ -1,0 +1,187 @@
+package fleet_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruleagent/ruleagent/internal/fleettest"
+	"github.com/ruleagent/ruleagent/internal/llmtest"
+)
+
+const (
+	guardPrompt = "You are the guarded agent."
+	storyPrompt = "You tell long stories."
+)
+
+// fleetScript: the story agent tells a long story, in chunks 50 ms apart
+// (about 3 s); the guarded agent looks a key up (a call that needs
+// approval), then answers with what it found.
+func fleetScript() llmtest.Script {
+	return llmtest.Route(
+		llmtest.Rule{Match: llmtest.SystemContains(guardPrompt), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+			if res := r.ToolResults(); len(res) > 0 {
+				return llmtest.Reply("Result: " + res[0].Content)
+			}
+			return llmtest.Calls(llmtest.Call("lookup", `{"key":"A-1"}`))
+		})},
+		llmtest.Rule{Match: llmtest.SystemContains(storyPrompt), Script: llmtest.Always(llmtest.Response{
+			Text: strings.Repeat("and then ", 60), ChunkSize: 9, ChunkDelay: 50 * time.Millisecond})},
+	)
+}
+
+// controlChains writes the story agent, the lookup chain, and the guarded
+// agent (its lookup calls need approval).
+func controlChains(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	agent := func(id, prompt string, extra map[string]any) map[string]any {
+		cfg := map[string]any{"systemPrompt": prompt, "maxRetries": 0}
+		for k, v := range extra {
+			cfg[k] = v
+		}
+		return map[string]any{"ruleChain": map[string]any{"id": id, "name": id},
+			"metadata": map[string]any{"firstNodeIndex": 0, "connections": []any{},
+				"nodes": []any{map[string]any{"id": "agent", "type": "ai/agent", "name": "Agent", "configuration": cfg}}}}
+	}
+	chains := map[string]any{
+		"story": agent("story", storyPrompt, nil),
+		"lookup": map[string]any{"ruleChain": map[string]any{"id": "lookup", "name": "Lookup"},
+			"metadata": map[string]any{"firstNodeIndex": 0, "connections": []any{}, "nodes": []any{map[string]any{
+				"id": "js", "type": "jsTransform", "name": "JS", "configuration": map[string]any{
+					"jsScript": "return {msg: {found: msg.key}, metadata: metadata, msgType: msgType};"}}}}},
+		"guarded": agent("guarded", guardPrompt, map[string]any{
+			"approval": map[string]any{"tools": []any{"lookup"}},
+			"tools": []any{map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "lookup",
+				"parameters": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string"}}}}}}),
+	}
+	for id, c := range chains {
+		b, _ := json.Marshal(c)
+		if err := os.WriteFile(filepath.Join(dir, id+".json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// startControlFleet starts three replicas on Redis behind nginx with the
+// control chains and the scripted LLM, and waits until each is ready.
+func startControlFleet(t *testing.T) *fleettest.Fleet {
+	t.Helper()
+	llm := llmtest.NewServer(t, fleetScript())
+	f := fleettest.Start(t, fleettest.Options{Replicas: 3, Chains: controlChains(t),
+		Args: []string{"--global", "llm_url=" + llm.URL, "--global", "model=m", "--grace", "20s"}})
+	ready(t, f)
+	return f
+}
+
+// ready waits up to 15 s for every replica's /readyz to answer 200.
+func ready(t *testing.T, f *fleettest.Fleet) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for _, r := range f.Replicas {
+		for {
+			resp, err := http.Get(r.URL + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %d not ready: %v", r.Index, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// nextNot makes the load balancer's next pick a replica other than addr:
+// nginx's round robin takes the replicas in turn, so once addr answered a
+// request, the next goes to another one.
+func nextNot(t *testing.T, f *fleettest.Fleet, addr string) {
+	t.Helper()
+	for range 6 {
+		resp, err := http.Get(f.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Header.Get("X-Upstream") == addr {
+			return
+		}
+	}
+	t.Fatalf("replica %s never answered through the load balancer", addr)
+}
+
+// post sends a JSON body to url and returns the status, the body and the
+// replica that answered.
+func post(t *testing.T, url string, body any) (int, []byte, string) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, resp.Header.Get("X-Upstream")
+}
+
+// rejoin GETs run id's events through the load balancer after id after,
+// and returns the response and its frames.
+func rejoin(t *testing.T, f *fleettest.Fleet, id string, after uint64) (*http.Response, <-chan frame) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.URL+"/api/v1/runs/"+id+"/events", nil)
+	if after > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatUint(after, 10))
+	}
+	return sse(t, req)
+}
+
+// drain reads the frames until the stream ends (at most d).
+func drain(t *testing.T, fs <-chan frame, d time.Duration) []frame {
+	t.Helper()
+	var out []frame
+	timeout := time.After(d)
+	for {
+		select {
+		case fr, ok := <-fs:
+			if !ok {
+				return out
+			}
+			out = append(out, fr)
+		case <-timeout:
+			t.Fatalf("the stream did not end within %s: %d events", d, len(out))
+		}
+	}
+}
+
+// terminalCount counts the terminal events of a run's frames.
+func terminalCount(fs []frame) int {
+	n := 0
+	for _, fr := range fs {
+		if strings.HasPrefix(fr.data, `{"type":"RUN_FINISHED"`) || strings.HasPrefix(fr.data, `{"type":"RUN_ERROR"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// checkSequence checks that frames carry the ids 1..len in order, each
+// once.
+func checkSequence(t *testing.T, what string, fs []frame) {
+	t.Helper()
+	for i, fr := range fs {
+		if fr.id != uint64(i)+1 {
+			t.Fatalf("%s: event %d has id %d, want %d (%s)", what, i, fr.id, i+1, fr.data)
+		}
+	}
+}
