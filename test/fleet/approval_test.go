@@ -31,14 +31,16 @@ func pause(t *testing.T, f *fleettest.Fleet, id string) (string, string) {
 }
 
 // approve answers run id's interrupt through the load balancer, on
-// another replica than not: the run goes on there to its end, with what
-// the approved call found.
+// another replica than not (any, when not is ""): the run goes on there to
+// its end, with what the approved call found.
 func approve(t *testing.T, f *fleettest.Fleet, id, interrupt, not string) {
 	t.Helper()
-	nextNot(t, f, not)
+	if not != "" {
+		nextNot(t, f, not)
+	}
 	code, body, up := post(t, f.URL+"/api/v1/runs/"+id+"/resume", map[string]any{"stream": false, "resume": []any{map[string]any{
 		"interruptId": interrupt, "status": "resolved", "payload": map[string]any{"approved": true}}}})
-	if up == not {
+	if not != "" && up == not {
 		t.Fatalf("the answer landed on %s, the replica that paused the run", up)
 	}
 	var ans runAnswer
@@ -69,6 +71,26 @@ func TestApproveAcrossReplicas(t *testing.T) {
 	approve(t, f, "run-approved", interrupt, pauser)
 
 	interrupt, pauser = pause(t, f, "run-restarted")
+	restartWithPause(t, f, "run-restarted")
+	approve(t, f, "run-restarted", interrupt, pauser)
+}
+
+// The same on one machine (one replica on its embedded store, DATA/
+// state.db): a run paused for approval outlives a SIGTERM and is answered
+// after the restart.
+func TestApprovalOutlivesARestartOnOneMachine(t *testing.T) {
+	redistest.Fleet(t)
+	f := startControlFleetWith(t, fleettest.Options{Replicas: 1, NoRedis: true})
+	interrupt, _ := pause(t, f, "run-restarted")
+	restartWithPause(t, f, "run-restarted")
+	approve(t, f, "run-restarted", interrupt, "")
+}
+
+// restartWithPause stops every replica with SIGTERM while run id waits
+// for approval (it holds none of them), starts them again, and checks
+// that the load balancer lists the run as waiting.
+func restartWithPause(t *testing.T, f *fleettest.Fleet, id string) {
+	t.Helper()
 	for _, r := range f.Replicas {
 		start := time.Now()
 		if !r.Term(15 * time.Second) {
@@ -92,8 +114,7 @@ func TestApproveAcrossReplicas(t *testing.T) {
 	var list []struct{ RunID, Status string }
 	_ = json.NewDecoder(lr.Body).Decode(&list)
 	lr.Body.Close()
-	if len(list) != 1 || list[0].RunID != "run-restarted" || list[0].Status != "waiting" {
+	if len(list) != 1 || list[0].RunID != id || list[0].Status != "waiting" {
 		t.Fatalf("after the restart, %s lists %+v", lr.Header.Get("X-Upstream"), list)
 	}
-	approve(t, f, "run-restarted", interrupt, pauser)
 }

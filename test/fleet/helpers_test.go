@@ -75,9 +75,17 @@ func controlChains(t *testing.T) string {
 // control chains and the scripted LLM, and waits until each is ready.
 func startControlFleet(t *testing.T) *fleettest.Fleet {
 	t.Helper()
+	return startControlFleetWith(t, fleettest.Options{Replicas: 3})
+}
+
+// startControlFleetWith starts the fleet o describes with the control
+// chains and the scripted LLM, and waits until each replica is ready.
+func startControlFleetWith(t *testing.T, o fleettest.Options) *fleettest.Fleet {
+	t.Helper()
 	llm := llmtest.NewServer(t, fleetScript())
-	f := fleettest.Start(t, fleettest.Options{Replicas: 3, Chains: controlChains(t),
-		Args: []string{"--global", "llm_url=" + llm.URL, "--global", "model=m", "--grace", "20s"}})
+	o.Chains = controlChains(t)
+	o.Args = append(o.Args, "--global", "llm_url="+llm.URL, "--global", "model=m", "--grace", "20s")
+	f := fleettest.Start(t, o)
 	ready(t, f)
 	return f
 }
