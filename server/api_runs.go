@@ -48,6 +48,10 @@ type runAnswer struct {
 	Error     string              `json:"error,omitempty"`
 	ErrorCode string              `json:"errorCode,omitempty"`
 	Usage     []events.TokenUsage `json:"usage,omitempty"`
+	// Cost and Currency are what the run cost, as RUN_FINISHED's metadata
+	// says, when a price table applies (serve --prices).
+	Cost     string `json:"cost,omitempty"`
+	Currency string `json:"currency,omitempty"`
 	// Interrupts are what a paused run waits for (outcome interrupt):
 	// answer them with POST /api/v1/runs/{runId}/resume.
 	Interrupts []events.Interrupt `json:"interrupts,omitempty"`
@@ -173,7 +177,7 @@ func (a runsAPI) resume(w http.ResponseWriter, r *http.Request) {
 // answerOf is a run's JSON answer.
 func answerOf(res RunResult) runAnswer {
 	ans := runAnswer{RunID: res.RunID, ThreadID: res.ThreadID, Outcome: res.Outcome, Relation: res.Relation,
-		Error: res.Error, ErrorCode: res.ErrorCode, Usage: res.Usage, Metadata: map[string]string{}, Interrupts: res.Interrupts}
+		Error: res.Error, ErrorCode: res.ErrorCode, Usage: res.Usage, Cost: res.Cost, Currency: res.Currency, Metadata: map[string]string{}, Interrupts: res.Interrupts}
 	if res.Msg.Data != nil {
 		ans.Data = res.Msg.GetData()
 	}

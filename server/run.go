@@ -103,6 +103,9 @@ type RunResult struct {
 	// Usage is the run's token usage per provider and model, sub-agents
 	// included.
 	Usage []events.TokenUsage
+	// Cost is what the run's calls cost, a decimal number in Currency, as
+	// its terminal event says, when a price table applies (else empty).
+	Cost, Currency string
 	// Interrupts are what the run waits for when Outcome is interrupt: it
 	// goes on once they are answered (Store.Resume).
 	Interrupts []events.Interrupt

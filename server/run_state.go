@@ -165,19 +165,19 @@ func (st *runState) wait(ctx context.Context, seg *segment) (RunResult, error) {
 		msg := "the run was cancelled: " + errClientGone.Error() + " (" + components.ErrStillRunning.Error() + ")"
 		res := RunResult{RunID: st.req.RunID, ThreadID: st.req.ThreadID, Outcome: OutcomeCancelled, ErrorCode: agent.CodeCancelled,
 			Error: msg, Usage: usageSince(st.ledger.Entries(), seg.base)}
-		st.detach(seg, res.Usage)
+		res.Cost, res.Currency = st.detach(seg, res.Usage)
 		return res, &RunFailure{Outcome: OutcomeCancelled, Code: agent.CodeCancelled, Message: msg, Err: components.ErrStillRunning}
 	}
 }
 
 // detach ends segment seg cancelled, unless the run ended it meanwhile,
 // and takes its client off the run: what the run still does is never
-// sent to it.
-func (st *runState) detach(seg *segment, usage []events.TokenUsage) {
+// sent to it. It returns the segment's cost, as its terminal event says.
+func (st *runState) detach(seg *segment, usage []events.TokenUsage) (cost, currency string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.seg != seg {
-		return
+		return "", ""
 	}
 	term := events.Event{Type: events.RunFinished, Outcome: events.OutcomeCancelled, Usage: usage,
 		Meta: events.Meta{DurationMs: time.Since(st.started).Milliseconds()}}
@@ -185,6 +185,7 @@ func (st *runState) detach(seg *segment, usage []events.TokenUsage) {
 	seg.stream.Emit(term)
 	st.seg = nil
 	st.logEndLocked(OutcomeCancelled)
+	return term.Meta.Cost, term.Meta.Currency
 }
 
 // result is the run's result as segment seg reports it: usage spent
@@ -319,6 +320,7 @@ func (st *runState) emitTerminalLocked() {
 	case OutcomeInterrupt:
 		term = events.Event{Type: events.RunFinished, Outcome: events.OutcomeInterrupt, Interrupts: res.Interrupts, Usage: usage}
 		st.withCost(&term.Meta)
+		res.Cost, res.Currency = term.Meta.Cost, term.Meta.Currency
 		st.seg.stream.Emit(term)
 		st.seg = nil
 		return
@@ -334,6 +336,7 @@ func (st *runState) emitTerminalLocked() {
 	}
 	term.Meta.DurationMs = time.Since(st.started).Milliseconds()
 	st.withCost(&term.Meta)
+	res.Cost, res.Currency = term.Meta.Cost, term.Meta.Currency
 	st.seg.stream.Emit(term)
 	st.seg = nil
 }
