@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/demo"
+	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/sessions"
 )
@@ -75,15 +76,16 @@ func processGlobals(flags []string) map[string]string {
 // openStore loads the chains folder for the long-running commands (serve,
 // mcp): chains that fail to load are reported and left out, and the LLM
 // is reported once: the demo model standing in for a missing one, and the
-// chains whose runs will fail until one is set.
-func openStore(chains string, globalFlags []string, floor components.SandboxFloor, stderr io.Writer, whatFails string, readOnly bool) *server.Store {
+// chains whose runs will fail until one is set. usage is the ledger the
+// runs are recorded in (nil: none).
+func openStore(chains string, globalFlags []string, floor components.SandboxFloor, stderr io.Writer, whatFails string, readOnly bool, usage *ledger.Ledger) *server.Store {
 	g := processGlobals(globalFlags)
 	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
 	// Agents with a session keep it for the life of the process.
 	components.RegisterSessions(&cfg, sessions.NewMemory())
 	// The store logs (reloads, the chains MCP withholds) to the command's
 	// stderr, whatever the process's default logger is.
-	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly, Ledger: usage, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 	}

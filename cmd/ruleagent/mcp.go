@@ -25,11 +25,14 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	readOnly := fs.Bool("read-only", false, "do not offer save_rule_chain: the client runs and reads chains, never deploys them")
 	var globalsF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
+	data := fs.String("data", "data", "record the calls into the usage ledger of the embedded store DATA/sessions.db (only when --data, --prices or --budgets is given)")
 	sb := addSandboxFlags(fs)
+	var usageF usageFlags
+	usageF.register(fs)
 	var otelF otelFlags
 	otelF.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ruleagent mcp --stdio [--chains DIR] [--read-only] [--sandbox M] [--allow-sandbox-off] [--global k=v]")
+		fmt.Fprintln(stderr, "Usage: ruleagent mcp --stdio [--chains DIR] [--read-only] [--data DIR] [--prices FILE] [--budgets JSON] [--sandbox M] [--allow-sandbox-off] [--global k=v]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -52,13 +55,21 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return usagef("--sandbox: %v", err)
 	}
 	defer keepStdoutForProtocol(stdout, stderr)()
-	stopTracing, err := otelF.start(ctx, slog.New(slog.NewTextHandler(stderr, nil)))
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	stopTracing, err := otelF.start(ctx, logger)
 	if err != nil {
 		return err
 	}
 	defer stopTracing()
+	usage, closeUsage, err := usageF.openCLI(ctx, fs, nil, *data, logger)
+	if err != nil {
+		return err
+	}
+	// Deferred before the store's Close, so it runs after it: the last
+	// call's records are written before the ledger stops.
+	defer closeUsage()
 
-	store := openStore(*chains, globalsF, floor, stderr, "agent calls", *readOnly)
+	store := openStore(*chains, globalsF, floor, stderr, "agent calls", *readOnly, usage)
 	defer store.Close()
 	// ServeStdio returns nil at the end of stdin (the client went away) and
 	// cancels the calls still running.

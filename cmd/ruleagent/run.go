@@ -28,15 +28,17 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	threadID := fs.String("thread", "", "thread id of the run (the session of agents with a thread scope)")
 	userID := fs.String("user", "", "user id of the run (message metadata userId: the session of agents with a user scope)")
 	sessionStore := fs.String("session-store", "memory", "where agents' sessions are kept: memory (gone when the command ends), bolt (DATA/sessions.db), bolt:PATH or redis://host:port/db")
-	data := fs.String("data", "data", "folder of the bolt session store")
+	data := fs.String("data", "data", "folder of the embedded store (DATA/sessions.db): the bolt session store, and the usage ledger when --data is given")
 	var globalsF, metaF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
 	fs.Var(&metaF, "meta", "set message metadata, e.g. --meta userId=alice (k=v, repeatable)")
 	sb := addSandboxFlags(fs)
+	var usageF usageFlags
+	usageF.register(fs)
 	var otelF otelFlags
 	otelF.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--show-meta] [--chains DIR] [--thread ID] [--user ID] [--session-store SPEC] [--global k=v] [--meta k=v]")
+		fmt.Fprintln(stderr, "Usage: ruleagent run CHAIN [--input TEXT|-] [--json] [--show-meta] [--chains DIR] [--thread ID] [--user ID] [--session-store SPEC] [--data DIR] [--prices FILE] [--budgets JSON] [--global k=v] [--meta k=v]")
 		fmt.Fprintln(stderr, "CHAIN is a chain id from --chains or a path to a .json file.")
 		fs.PrintDefaults()
 	}
@@ -68,7 +70,8 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	stopTracing, err := otelF.start(ctx, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	warnings := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	stopTracing, err := otelF.start(ctx, warnings)
 	if err != nil {
 		return err
 	}
@@ -88,10 +91,17 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fmt.Errorf("--session-store: %w", err)
 	}
 	defer sess.Close()
+	usage, closeUsage, err := usageF.openCLI(ctx, fs, sess, *data, warnings)
+	if err != nil {
+		return err
+	}
+	// Deferred before the store's Close, so it runs after it: the run's
+	// records are written before the ledger stops.
+	defer closeUsage()
 	g := processGlobals(globalsF)
 	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
 	components.RegisterSessions(&cfg, sess)
-	store, loadErrs := server.OpenStore(dir, cfg)
+	store, loadErrs := server.OpenStoreWith(dir, cfg, server.StoreOptions{Ledger: usage})
 	defer store.Close()
 	id := chain
 	if file != "" {
