@@ -163,7 +163,9 @@ var contract = []struct {
 			t.Fatal(err)
 		}
 		b.End(ctx, "error")
-		time.Sleep(5 * f.o.FlushInterval)
+		// The end is written with the next flush: wait for it (a fixed
+		// sleep of a few flush intervals failed under a loaded CI).
+		waitEnded(t, l, "rb")
 		m, err := l.Meta(ctx, "ra")
 		if err != nil || m.Owner != "a" || m.ChainID != "chat" || m.UserID != "alice" || m.Status != StatusWaiting ||
 			!m.StartedAt.Equal(t0) || m.Ended() {
@@ -216,7 +218,7 @@ var contract = []struct {
 		w, _ := l.Start(ctx, Meta{RunID: "brief", Owner: "a"})
 		w.Append(ev(1))
 		w.End(ctx, "success")
-		time.Sleep(5 * f.o.FlushInterval)
+		waitEnded(t, l, "brief")
 		if _, err := l.Meta(ctx, "brief"); err != nil {
 			t.Fatalf("right after the end: %v", err)
 		}
@@ -414,4 +416,21 @@ func TestFrozenFiveSeconds(t *testing.T) {
 		f.srv.FreezeFor(t, 5*time.Second)
 		time.Sleep(time.Second)
 	}).run(t, f)
+}
+
+// waitEnded waits, at most 5 s, until run runID's meta says it ended
+// (End is written with a flush, asynchronously).
+func waitEnded(t *testing.T, l Log, runID string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m, err := l.Meta(t.Context(), runID)
+		if err == nil && m.Ended() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s not ended after 5 s: %+v %v", runID, m, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
