@@ -51,13 +51,7 @@ func (b *Bolt) Name() string { return "bolt " + b.db.Path() }
 
 // Put implements Store.
 func (b *Bolt) Put(_ context.Context, rec *Record) error {
-	data, err := encode(rec)
-	if err != nil {
-		return err
-	}
-	m := rec.Meta
-	m.Bytes = len(data)
-	meta, err := json.Marshal(m)
+	data, m, meta, err := encoded(rec)
 	if err != nil {
 		return err
 	}

@@ -40,13 +40,7 @@ func (r *Redis) Name() string { return "redis " + r.rdb.Options().Addr }
 
 // Put implements Store: one pipeline.
 func (r *Redis) Put(ctx context.Context, rec *Record) error {
-	data, err := encode(rec)
-	if err != nil {
-		return err
-	}
-	m := rec.Meta
-	m.Bytes = len(data)
-	meta, err := json.Marshal(m)
+	data, m, meta, err := encoded(rec)
 	if err != nil {
 		return err
 	}

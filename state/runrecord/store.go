@@ -87,6 +87,21 @@ var (
 )
 
 // encode is a record's stored form: its JSON, gzipped.
+// encoded is a record as a store keeps it: its gzipped JSON, and its
+// meta with the size filled in and, for the stores that index it apart,
+// as JSON.
+func encoded(rec *Record) (data []byte, m Meta, metaJSON []byte, err error) {
+	if data, err = encode(rec); err != nil {
+		return nil, Meta{}, nil, err
+	}
+	m = rec.Meta
+	m.Bytes = len(data)
+	if metaJSON, err = json.Marshal(m); err != nil {
+		return nil, Meta{}, nil, err
+	}
+	return data, m, metaJSON, nil
+}
+
 func encode(rec *Record) ([]byte, error) {
 	r := *rec
 	var buf bytes.Buffer
