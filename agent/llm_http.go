@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ruleagent/ruleagent/demo"
+	"github.com/ruleagent/ruleagent/telemetry"
 )
 
 // Requests go over plain net/http, not through openai-go: the SDK clones
@@ -78,6 +79,15 @@ func (w *wire) post(ctx context.Context, body *requestBody, stream bool) (*http.
 	req.Header = w.header
 	if stream {
 		req.Header = w.streamHeader
+	}
+	if tc := telemetry.Headers(ctx); len(tc) > 0 {
+		// Traced: the request carries its chat span's traceparent (and
+		// tracestate), on a copy of the shared headers. Off, Headers is
+		// one atomic load and the shared headers go as they are.
+		req.Header = req.Header.Clone()
+		for k, v := range tc {
+			req.Header.Set(k, v)
+		}
 	}
 	var resp *http.Response
 	if s := tapFrom(ctx); s != nil {

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
@@ -226,4 +228,72 @@ func TestGenAIProviderAndAddress(t *testing.T) {
 			t.Errorf("%s: %s:%d %s, want %+v", raw, host, port, genAIProvider(host), want)
 		}
 	}
+}
+
+// TestLLMRequestsCarryTheChatSpansTraceparent: with tracing on, every
+// request to the LLM (the retried one too) carries the traceparent of its
+// chat span, and no baggage; with tracing off, none carries trace headers,
+// even under a caller's span context.
+func TestLLMRequestsCarryTheChatSpansTraceparent(t *testing.T) {
+	caller := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{0x4b, 0xf9, 1}, SpanID: trace.SpanID{0x00, 0xf0, 2},
+		TraceFlags: trace.FlagsSampled, TraceState: mustTraceState(t, "vendor=on")})
+	member, _ := baggage.NewMember("user", "alice")
+	bag, _ := baggage.New(member)
+	ctxOf := func() context.Context {
+		return baggage.ContextWithBaggage(trace.ContextWithRemoteSpanContext(context.Background(), caller), bag)
+	}
+	run := func(t *testing.T) *harness {
+		h := newHarness(t, llmtest.Flaky(1, 503, llmtest.Always(llmtest.Response{Text: "hi"})))
+		h.llm.MaxRetries = 2
+		if _, err := h.agent().Run(ctxOf(), Input{Messages: []events.Message{{Role: events.RoleUser, Content: "hi"}},
+			Stream: true, Point: pointFor("c")}, &events.Recorder{}); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	t.Run("on", func(t *testing.T) {
+		exp := recordSpans(t, false)
+		h := run(t)
+		chats := spansNamed(exp.GetSpans(), "chat test-model")
+		reqs := h.srv.Requests()
+		if len(chats) != 1 || len(reqs) != 2 {
+			t.Fatalf("%d chat spans, %d requests", len(chats), len(reqs))
+		}
+		sc := chats[0].SpanContext
+		if sc.TraceID() != caller.TraceID() {
+			t.Fatalf("chat span not in the caller's trace")
+		}
+		want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+		for i, r := range reqs {
+			if got := r.Header.Get("traceparent"); got != want {
+				t.Errorf("request %d: traceparent %q, want %q", i, got, want)
+			}
+			if got := r.Header.Get("tracestate"); got != "vendor=on" {
+				t.Errorf("request %d: tracestate %q", i, got)
+			}
+			if got := r.Header.Get("baggage"); got != "" {
+				t.Errorf("request %d: baggage %q passed on", i, got)
+			}
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		telemetry.Install(nil, telemetry.Options{})
+		h := run(t)
+		for i, r := range h.srv.Requests() {
+			for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+				if got := r.Header.Get(k); got != "" {
+					t.Errorf("request %d: %s %q with tracing off", i, k, got)
+				}
+			}
+		}
+	})
+}
+
+func mustTraceState(t *testing.T, s string) trace.TraceState {
+	t.Helper()
+	ts, err := trace.ParseTraceState(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
 }
