@@ -173,7 +173,9 @@ func (a aguiAPI) resume(w http.ResponseWriter, r *http.Request, in runAgentInput
 	if len(unknown) > 0 {
 		sink = &warnFirst{out: sink, warning: "resume entries for unknown or expired interrupts were ignored: " + strings.Join(unknown, ", ")}
 	}
-	_, _ = a.s.goOn(r.Context(), res, sink, in.ThreadID, in.RunID)
+	// The resumed segment joins the resume request's trace, as a new run
+	// joins its request's.
+	_, _ = a.s.goOn(forwardedTrace(r.Context(), in.ForwardedProps), res, sink, in.ThreadID, in.RunID)
 }
 
 // subagentEvents reports whether the client opted in to SUBAGENT_STARTED,
