@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/metrics"
@@ -107,19 +106,8 @@ func pausedBy(err error, args json.RawMessage, rewritten bool, appr *audit.Decis
 // changed meanwhile. The call may pause again.
 func (s *Set) Resume(ctx context.Context, r *Run, c Call, pz Paused) Outcome {
 	start := time.Now()
-	e := s.Lookup(c.Name)
-	meta := events.Meta{ArgsRewritten: pz.ArgsRewritten, ChainID: r.Point.ChainID, NodeID: r.Point.NodeID}
-	if e != nil {
-		meta.ToolType, meta.TargetID = e.Type, e.TargetID
-	}
 	args := pz.Args
-	ctx, span := telemetry.StartTool(ctx, telemetry.ToolInfo{Name: c.Name, CallID: c.ID, Kind: meta.ToolType, Target: meta.TargetID})
-	p := r.Point
-	p.Tool = c.Name
-	var ac *aspects.ToolCall
-	if r.Aspects.HasToolPoints() {
-		ac = &aspects.ToolCall{ID: c.ID, Name: c.Name, Args: args, ToolType: meta.ToolType, TargetID: meta.TargetID}
-	}
+	ctx, e, meta, span, p, ac := s.startCall(ctx, r, c, args, events.Meta{ArgsRewritten: pz.ArgsRewritten})
 	var (
 		dec  policy.Decision
 		appr *audit.Decision

@@ -63,21 +63,8 @@ type Outcome struct {
 // the model can read, marked as errors in events and metrics.
 func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 	start := time.Now()
-	e := s.Lookup(c.Name)
-	// The agent node that makes the call (chainId, nodeId) tells apart
-	// agents of one chain that share a tool name.
-	meta := events.Meta{ChainID: r.Point.ChainID, NodeID: r.Point.NodeID}
-	if e != nil {
-		meta.ToolType, meta.TargetID = e.Type, e.TargetID
-	}
 	args := normaliseArgs(c.Args)
-	ctx, span := telemetry.StartTool(ctx, telemetry.ToolInfo{Name: c.Name, CallID: c.ID, Kind: meta.ToolType, Target: meta.TargetID})
-	p := r.Point
-	p.Tool = c.Name
-	var ac *aspects.ToolCall
-	if r.Aspects.HasToolPoints() {
-		ac = &aspects.ToolCall{ID: c.ID, Name: c.Name, Args: args, ToolType: meta.ToolType, TargetID: meta.TargetID}
-	}
+	ctx, e, meta, span, p, ac := s.startCall(ctx, r, c, args, events.Meta{})
 
 	var (
 		dec  policy.Decision
@@ -104,6 +91,29 @@ func (s *Set) Invoke(ctx context.Context, r *Run, c Call) Outcome {
 		}
 	}
 	return s.finish(ctx, r, e, c, span, start, args, &p, ac, &meta, &dec, appr, res, err)
+}
+
+// startCall sets call c up as Invoke and Resume both do: its entry, the
+// metadata of its events (meta, completed with the agent node that makes
+// the call, whose chainId and nodeId tell apart agents of one chain that
+// share a tool name, and the tool's type and target), its span, the
+// aspects' point, and the aspects' view of the call when any aspect has a
+// tool point.
+func (s *Set) startCall(ctx context.Context, r *Run, c Call, args json.RawMessage, meta events.Meta) (context.Context, *Entry,
+	events.Meta, telemetry.Tool, aspects.Point, *aspects.ToolCall) {
+	e := s.Lookup(c.Name)
+	meta.ChainID, meta.NodeID = r.Point.ChainID, r.Point.NodeID
+	if e != nil {
+		meta.ToolType, meta.TargetID = e.Type, e.TargetID
+	}
+	ctx, span := telemetry.StartTool(ctx, telemetry.ToolInfo{Name: c.Name, CallID: c.ID, Kind: meta.ToolType, Target: meta.TargetID})
+	p := r.Point
+	p.Tool = c.Name
+	var ac *aspects.ToolCall
+	if r.Aspects.HasToolPoints() {
+		ac = &aspects.ToolCall{ID: c.ID, Name: c.Name, Args: args, ToolType: meta.ToolType, TargetID: meta.TargetID}
+	}
+	return ctx, e, meta, span, p, ac
 }
 
 // approveAndRun asks a person about the call when it needs one (resuming
