@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -343,6 +344,35 @@ func serve(t *testing.T, bin, dir, chains, llmURL string, flags ...string) strin
 		"--global", "llm_url=" + llmURL, "--global", "model=scripted", "--global", "api_key=test"}, flags...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	stdout, stderr := startServe(t, cmd)
+	found := make(chan string, 1)
+	go func() {
+		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := url.FindString(sc.Text()); m != "" {
+				found <- m
+				break
+			}
+		}
+		for sc.Scan() {
+		}
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ruleagent serve printed no URL; stderr:\n%s", stderr.String())
+		return ""
+	}
+}
+
+// startServe starts cmd (a `ruleagent serve`), returns its standard output
+// and what it writes to standard error, and stops it when the test ends
+// (an interrupt, a kill after 15 s), logging its standard error if the test
+// failed.
+func startServe(t *testing.T, cmd *exec.Cmd) (io.Reader, *strings.Builder) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -366,26 +396,7 @@ func serve(t *testing.T, bin, dir, chains, llmURL string, flags ...string) strin
 			t.Logf("server stderr:\n%s", stderr.String())
 		}
 	})
-	found := make(chan string, 1)
-	go func() {
-		url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := url.FindString(sc.Text()); m != "" {
-				found <- m
-				break
-			}
-		}
-		for sc.Scan() {
-		}
-	}()
-	select {
-	case u := <-found:
-		return u
-	case <-time.After(30 * time.Second):
-		t.Fatalf("ruleagent serve printed no URL; stderr:\n%s", stderr.String())
-		return ""
-	}
+	return stdout, &stderr
 }
 
 func need(t *testing.T, ok bool, msg string) {

@@ -83,29 +83,7 @@ func serveWithoutLLM(t *testing.T, bin, dir, chains string) (string, string) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
+	stdout, stderr := startServe(t, cmd)
 	type banner struct{ url, text string }
 	found := make(chan banner, 1)
 	go func() {
