@@ -51,26 +51,11 @@ func TestMCPStdio(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- run(context.Background(), []string{"mcp", "--stdio", "--chains", dir}, serverIn, serverOut, stderr)
-		serverOut.Close()
-	}()
-
-	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader(""))))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "1"}
-	if res, err := c.Initialize(ctx, init); err != nil || res.ServerInfo.Name != "ruleagent" {
-		t.Fatalf("initialize: %+v %v", res, err)
+	c, info, clientOut, stderr, code := stdioMCP(t, ctx, "mcp", "--stdio", "--chains", dir)
+	if info.ServerInfo.Name != "ruleagent" {
+		t.Fatalf("initialize: %+v", info)
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "upper"
@@ -135,26 +120,9 @@ func TestKeepStdoutForProtocol(t *testing.T) {
 // and stderr (never stdout) says so.
 func TestMCPStdioOnTheDemoModel(t *testing.T) {
 	noLLM(t)
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- run(context.Background(), []string{"mcp", "--stdio", "--chains", repoChain("")}, serverIn, serverOut, stderr)
-		serverOut.Close()
-	}()
-	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader(""))))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c, _, clientOut, stderr, code := stdioMCP(t, ctx, "mcp", "--stdio", "--chains", repoChain(""))
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "assistant"
 	req.Params.Arguments = map[string]any{"message": "What is a rule chain?"}
@@ -181,4 +149,33 @@ func TestMCPStdioOnTheDemoModel(t *testing.T) {
 	if n := strings.Count(stderr.String(), `msg="mcp: chain not exposed: other chains bind its parameters, and an MCP client would choose them" chain=order-status bound=[userId]`); n != 1 {
 		t.Fatalf("the withheld chain is logged %d times, want once:\n%s", n, stderr.String())
 	}
+}
+
+// stdioMCP runs `ruleagent args...` (an `mcp --stdio` command line) in
+// process on pipes, and returns an mcp-go client started and initialised
+// on them (2025-11-25) under ctx, the initialize result, the client's
+// output (closing it is the client going away), what the command writes
+// to stderr, and its exit code once it ends.
+func stdioMCP(t *testing.T, ctx context.Context, args ...string) (*client.Client, *mcp.InitializeResult, io.Closer, *lockedBuffer, chan int) {
+	t.Helper()
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	stderr := &lockedBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- run(context.Background(), args, serverIn, serverOut, stderr)
+		serverOut.Close()
+	}()
+	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "1"}
+	res, err := c.Initialize(ctx, init)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c, res, clientOut, stderr, code
 }

@@ -5,15 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
@@ -156,28 +153,10 @@ func TestCLIRunsRecordIntoTheLedger(t *testing.T) {
 func TestMCPStdioRecordsIntoTheLedger(t *testing.T) {
 	llm := cliUsageLLM(t)
 	data := filepath.Join(t.TempDir(), "data")
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	stderr := &lockedBuffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- run(context.Background(), []string{"mcp", "--stdio", "--chains", repoChain(""), "--data", data,
-			"--prices", filepath.Join(repoRoot, "docs", "prices.example.yaml"), "--budgets", `{"chains": {"assistant": {"tokensPerDay": 100}}}`},
-			serverIn, serverOut, stderr)
-		serverOut.Close()
-	}()
-	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader(""))))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c, _, clientOut, stderr, code := stdioMCP(t, ctx, "mcp", "--stdio", "--chains", repoChain(""), "--data", data,
+		"--prices", filepath.Join(repoRoot, "docs", "prices.example.yaml"), "--budgets", `{"chains": {"assistant": {"tokensPerDay": 100}}}`)
 	call := func() (*mcp.CallToolResult, error) {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "assistant"
