@@ -47,6 +47,9 @@ func openFleet(ctx context.Context, spec string, wait time.Duration, w io.Writer
 	if wait <= 0 {
 		wait = 100 * 365 * 24 * time.Hour
 	}
+	// go-redis's own messages (a failed dial each second while Redis is
+	// down) become structured log records, repeats counted.
+	redisconn.LogTo(logger)
 	var last time.Time
 	conn, err := redisconn.Open(ctx, spec, redisconn.Options{Timeout: 5 * time.Second, Wait: wait,
 		OnWait: func(attempt int, err error) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -45,12 +44,6 @@ type fleetState struct {
 	path string
 }
 
-// fleetRedis reports whether the session store spec names the fleet's
-// Redis.
-func fleetRedis(sessionStore string) bool {
-	return strings.HasPrefix(sessionStore, "redis://") || strings.HasPrefix(sessionStore, "rediss://")
-}
-
 // openFleetState opens what serve keeps beyond its process, by where its
 // sessions are kept, as replica id (a new one when ""). Close closes it, after the server has stopped.
 func openFleetState(ctx context.Context, sessionStore, data, id string) (*fleetState, error) {
@@ -58,7 +51,7 @@ func openFleetState(ctx context.Context, sessionStore, data, id string) (*fleetS
 		id = health.NewReplicaID()
 	}
 	f := &fleetState{replica: id}
-	if fleetRedis(sessionStore) {
+	if isRedisSpec(sessionStore) {
 		conn, err := redisconn.Open(ctx, sessionStore, redisconn.Options{Timeout: 5 * time.Second})
 		if err != nil {
 			return nil, fmt.Errorf("run state (events, paused runs): %w", err)
