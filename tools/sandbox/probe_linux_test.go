@@ -22,6 +22,11 @@ func TestMain(m *testing.M) {
 	case "sockets":
 		probeSockets()
 		os.Exit(0)
+	case "x32":
+		// socket(AF_INET, SOCK_STREAM) by its x32 ABI number (x86-64 only).
+		_, _, e := unix.RawSyscall(x32SyscallBit|unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, 0)
+		report("x32-socket", e)
+		os.Exit(0)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown probe", os.Getenv(probeEnv))
 		os.Exit(2)
