@@ -100,7 +100,7 @@ func (a aguiAPI) run(w http.ResponseWriter, r *http.Request) {
 	}
 	var warning string
 	if len(in.Resume) > 0 {
-		known, unknown := a.s.splitResume(r.Context(), in.Resume)
+		known, unknown := a.s.splitResume(r.Context(), in.Resume, p.User)
 		if len(known) > 0 {
 			in.Resume = known
 			a.resume(w, r, in, unknown, id)

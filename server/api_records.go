@@ -77,14 +77,12 @@ func (a recordsAPI) record(w http.ResponseWriter, r *http.Request) (*runrecord.R
 	id := r.PathValue("runId")
 	rec, err := a.s.GetRecord(r.Context(), id)
 	switch {
-	case errors.Is(err, runrecord.ErrNotFound):
+	case errors.Is(err, runrecord.ErrNotFound) || err == nil && !identity.MayAct(identity.From(r.Context()), rec.Meta.Owner):
+		// Another caller's run is as unknown as one that never was.
 		writeError(w, http.StatusNotFound, "no record of run "+quote(id)+" (unknown, expired, or not recorded)")
 		return nil, false
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())
-		return nil, false
-	case !identity.MayAct(identity.From(r.Context()), rec.Meta.Owner):
-		writeError(w, http.StatusForbidden, ErrNotYours.Error()+": only the caller who started it may read or replay it")
 		return nil, false
 	}
 	return rec, true

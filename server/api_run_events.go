@@ -69,8 +69,8 @@ type rejoinScope struct {
 }
 
 // rejoin answers a client that rejoins run id: its events as SSE, or why
-// not (403 for another caller's run, 409 for another thread). It reports
-// false, having answered nothing, when the run has no log.
+// not (409 for another thread). It reports false, having answered
+// nothing, when the run has no log or is another caller's.
 func (s *Store) rejoin(w http.ResponseWriter, r *http.Request, id string, sc rejoinScope) bool {
 	if s.rl == nil {
 		return false
@@ -132,7 +132,7 @@ func (s *Store) rejoinInto(ctx context.Context, out *sse.Writer, id string, sc r
 }
 
 // mayRejoin reads run id's Meta and checks that the caller may rejoin it:
-// a status (404: no log; 403, 409, 503) and why, or 0. A run whose replica
+// a status (404: no log, or another caller's run; 409, 503) and why, or 0. A run whose replica
 // is gone, and that the janitor has not ended yet, is ended first.
 func (s *Store) mayRejoin(ctx context.Context, id string, sc rejoinScope) (eventlog.Meta, int, string) {
 	rl := s.rl
@@ -143,7 +143,8 @@ func (s *Store) mayRejoin(ctx context.Context, id string, sc rejoinScope) (event
 	case err != nil:
 		return m, http.StatusServiceUnavailable, "the run's events cannot be read: " + err.Error()
 	case !identity.MayAct(identity.From(ctx), m.UserID):
-		return m, http.StatusForbidden, ErrNotYours.Error() + ": only the caller who started it may rejoin it"
+		// Another caller's run is as unknown as one that never was.
+		return m, http.StatusNotFound, ""
 	case sc.threadID != "" && m.ThreadID != sc.threadID:
 		return m, http.StatusConflict, "run " + quote(id) + " belongs to thread " + quote(m.ThreadID) + ", not " + quote(sc.threadID) + ": a run id names one run"
 	}

@@ -238,7 +238,7 @@ func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		// A paused run is cancelled where it is kept.
 		err := a.s.cancelPaused(r.Context(), id, identity.From(r.Context()))
-		if errors.Is(err, checkpoint.ErrNotFound) && a.s.rl != nil {
+		if (errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, ErrNotYours)) && a.s.rl != nil {
 			// It may run on another replica of the fleet.
 			status, body := a.s.rl.cancelRemote(r.Context(), id, func(owner string) bool { return identity.MayAct(p, owner) })
 			writeJSON(w, status, body)
@@ -247,9 +247,8 @@ func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case err == nil:
 			writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "cancelled": true})
-		case errors.Is(err, ErrNotYours):
-			writeError(w, http.StatusForbidden, ErrNotYours.Error()+": only the caller who started it may cancel it")
-		case errors.Is(err, checkpoint.ErrNotFound):
+		case errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, ErrNotYours):
+			// Another caller's run is as unknown as one that never was.
 			writeError(w, http.StatusNotFound, "no run "+quote(id)+" is in progress")
 		case errors.Is(err, runs.ErrDuplicate):
 			writeError(w, http.StatusConflict, "run "+quote(id)+" is being resumed: cancel it again once it runs")
@@ -259,20 +258,18 @@ func (a runsAPI) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !identity.MayAct(p, run.Info().User) {
-		writeError(w, http.StatusForbidden, ErrNotYours.Error()+": only the caller who started it may cancel it")
+		writeError(w, http.StatusNotFound, "no run "+quote(id)+" is in progress")
 		return
 	}
 	run.Cancel(runs.ErrCancelled)
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": id, "cancelled": true})
 }
 
-// writeResumeError refuses a resume: 403 for another caller's run, 503
-// when the paused runs' store failed, 409 for answers that cannot be
-// taken (the interrupts stay open).
+// writeResumeError refuses a resume: 503 when the paused runs' store
+// failed, 409 for answers that cannot be taken (the interrupts stay open;
+// another caller's interrupts are answered as unknown ones: asUnknown).
 func writeResumeError(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, ErrNotYours):
-		writeError(w, http.StatusForbidden, err.Error())
 	case errors.Is(err, errCheckpoints):
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	default:

@@ -155,3 +155,15 @@ func (a keysAPI) revoke(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"id": id, "revoked": true})
 	}
 }
+
+// unknownToCaller is an answer about another caller's run, worded and
+// answered as the same answer about an id that never existed (so that it
+// does not tell the id exists), and marked ErrNotYours for errors.Is.
+type unknownToCaller struct{ err error }
+
+// asUnknown marks err, an answer about an unknown id, as the answer to a
+// caller about another caller's id.
+func asUnknown(err error) error { return unknownToCaller{err} }
+
+func (e unknownToCaller) Error() string   { return e.err.Error() }
+func (e unknownToCaller) Unwrap() []error { return []error{e.err, ErrNotYours} }

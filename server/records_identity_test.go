@@ -12,7 +12,7 @@ import (
 
 // TestRecordsBelongToTheirCaller: with verified identity, a caller lists,
 // reads, replays and forks only the runs it started (another's answer
-// 403); the operator reaches every run.
+// 404, as unknown runs); the operator reaches every run.
 func TestRecordsBelongToTheirCaller(t *testing.T) {
 	keys := sessions.NewMemory()
 	v, err := identity.New(identity.Config{Methods: []string{identity.MethodKey}, Keys: keys})
@@ -65,8 +65,8 @@ func TestRecordsBelongToTheirCaller(t *testing.T) {
 		if r.method == "POST" {
 			in = map[string]any{"step": 1}
 		}
-		if code, body, _ := e.do(r.method, r.path, in, "Authorization", key["bob"]); code != 403 {
-			t.Errorf("bob: %s %s: %d %s, want 403", r.method, r.path, code, body)
+		if code, body, _ := e.do(r.method, r.path, in, "Authorization", key["bob"]); code != 404 {
+			t.Errorf("bob: %s %s: %d %s, want 404 (as an unknown run)", r.method, r.path, code, body)
 		}
 	}
 	for _, auth := range []string{key["alice"], "Bearer " + opToken} {

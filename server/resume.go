@@ -119,7 +119,7 @@ func (s *Store) claimAnswers(ctx context.Context, entries []ResumeEntry, expired
 	}
 	switch {
 	case sc.user != "" && state.Owner != sc.user:
-		return nil, fmt.Errorf("%w: its interrupts can only be answered by the caller who started it", ErrNotYours)
+		return nil, asUnknown(notOpen(ids[0]))
 	case sc.runID != "" && state.RunID != sc.runID:
 		return nil, fmt.Errorf("%w: the interrupts belong to run %q, not %q", ErrResume, state.RunID, sc.runID)
 	case sc.threadID != "" && state.ThreadID != sc.threadID:
@@ -313,15 +313,18 @@ func decide(p *checkpoint.Pending, e ResumeEntry) (answer, error) {
 func denial(reason string) tools.ApprovalDecision { return tools.ApprovalDecision{Reason: reason} }
 
 // splitResume separates the entries that answer an interrupt a paused run
-// waits for from the ids of those that do not.
-func (s *Store) splitResume(ctx context.Context, entries []ResumeEntry) (known []ResumeEntry, unknown []string) {
+// waits for from the ids of those that do not; for a verified user (user
+// set), another caller's interrupts are among the latter.
+func (s *Store) splitResume(ctx context.Context, entries []ResumeEntry, user string) (known []ResumeEntry, unknown []string) {
 	states := map[string]*checkpoint.State{}
 	for _, e := range entries {
 		var state *checkpoint.State
 		if runID, ok := interruptRun(e.InterruptID); ok {
 			if st, seen := states[runID]; seen {
 				state = st
-			} else if _, st, err := s.paused(ctx, runID); err == nil {
+			} else if _, st, err := s.paused(ctx, runID); err == nil && (user == "" || st.Owner == user) {
+				// Another caller's interrupts are as unknown as ones
+				// that never were.
 				state, states[runID] = st, st
 			}
 		}

@@ -101,12 +101,11 @@ func (rl *runLogs) onRuns(context.Context, control.Message) control.Reply {
 func (rl *runLogs) cancelRemote(ctx context.Context, id string, mayAct func(owner string) bool) (int, any) {
 	m, err := rl.Events.Meta(ctx, id)
 	switch {
-	case errors.Is(err, eventlog.ErrNotFound):
+	case errors.Is(err, eventlog.ErrNotFound) || err == nil && !mayAct(m.UserID):
+		// Another caller's run is as unknown as one that never was.
 		return http.StatusNotFound, map[string]string{"error": "no run " + quote(id) + " is in progress"}
 	case err != nil:
 		return http.StatusServiceUnavailable, map[string]string{"error": "the runs' store cannot be read, so the run's replica is not known (try again): " + err.Error()}
-	case !mayAct(m.UserID):
-		return http.StatusForbidden, map[string]string{"error": ErrNotYours.Error() + ": only the caller who started it may cancel it"}
 	case m.Ended():
 		return http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no run %s is in progress: it ended (%s)", quote(id), m.Status)}
 	case m.Owner == rl.Replica:

@@ -215,7 +215,7 @@ func (s *Store) deployedDSLs() [][]byte {
 }
 
 // mayTouchSession reports whether the caller may read or change session
-// id, answering 403 when not: a verified user only its own sessions (a
+// id, answering as for an unknown session (404) when not: a verified user only its own sessions (a
 // user or user_thread scope with its user id, a thread it started, or a
 // thread session that does not exist yet), operators and unverified
 // callers every one.
@@ -234,19 +234,19 @@ func mayTouchSession(w http.ResponseWriter, r *http.Request, st sessions.Store, 
 			return true
 		}
 	}
-	writeError(w, http.StatusForbidden, ErrNotYours.Error()+": session "+quote(id)+" is not the caller's")
+	// Another user's session is as unknown as one that never was.
+	sessionError(w, id, sessions.ErrNotFound)
 	return false
 }
 
 // sessionError answers a session store error.
 func sessionError(w http.ResponseWriter, id string, err error) {
 	switch {
-	case errors.Is(err, sessions.ErrNotFound):
+	case errors.Is(err, sessions.ErrNotFound) || errors.Is(err, sessions.ErrNotYours):
+		// Another user's session is as unknown as one that never was.
 		writeError(w, http.StatusNotFound, "no session "+quote(id)+" (it may have expired)")
 	case errors.Is(err, sessions.ErrBusy):
 		writeError(w, http.StatusConflict, "session "+quote(id)+": "+err.Error())
-	case errors.Is(err, sessions.ErrNotYours):
-		writeError(w, http.StatusForbidden, err.Error())
 	default:
 		writeError(w, http.StatusInternalServerError, "session "+quote(id)+": "+err.Error())
 	}
