@@ -87,13 +87,15 @@ func StartNode(ctx context.Context, info NodeInfo) (context.Context, Node) {
 func (n Node) Active() bool { return n.span != nil }
 
 // End ends the step: relation is what the node told (Success, Failure,
-// True, ...), err its error if it failed, whose message sc scrubs (nil:
-// recorded as it is).
+// True, ...; "" for nothing), err its error if it failed, whose message sc
+// scrubs (nil: recorded as it is).
 func (n Node) End(relation string, err error, sc Scrubber) {
 	if n.span == nil || !n.span.IsRecording() {
 		return
 	}
-	n.span.SetAttributes(AttrNodeRelation.String(relation))
+	if relation != "" {
+		n.span.SetAttributes(AttrNodeRelation.String(relation))
+	}
 	if err != nil {
 		msg := err.Error()
 		if sc != nil {
