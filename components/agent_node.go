@@ -359,15 +359,22 @@ func (t *terminal) failure(msg types.RuleMsg, err error) {
 		return
 	}
 	t.done = true
+	failRun(t.ctx, msg, err)
+}
+
+// failRun tells Failure with a run's error: its code in metadata errorCode
+// (internal_error unless it is an *agent.RunError) and, for a limit
+// reached, the limit in errorLimit.
+func failRun(ctx types.RuleContext, msg types.RuleMsg, err error) {
 	code := agent.CodeInternal
 	var re *agent.RunError
 	if errors.As(err, &re) {
 		code = re.Code
+		if re.Limit != "" {
+			msg.Metadata.PutValue("errorLimit", re.Limit)
+		}
 	}
-	if re != nil && re.Limit != "" {
-		msg.Metadata.PutValue("errorLimit", re.Limit)
-	}
-	failWith(t.ctx, msg, code, err)
+	failWith(ctx, msg, code, err)
 }
 
 // failWith tells Failure with err and its code in metadata errorCode.

@@ -250,8 +250,9 @@ func (n *IntentNode) OnMsg(ctx types.RuleContext, msg types.RuleMsg) {
 	goctx := nodeContext(ctx)
 	// A classification is an LLM call of the run: the run's daily
 	// budgets are checked before it, as before an agent's turn.
+	// A refusal is an *agent.RunError naming the budget (errorLimit).
 	if err := agent.LedgerFrom(goctx).Admit(goctx); err != nil {
-		failWith(ctx, msg, agent.CodeLimit, err)
+		failRun(ctx, msg, err)
 		return
 	}
 	if n.timeout > 0 {

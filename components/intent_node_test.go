@@ -3,6 +3,7 @@ package components
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/metrics"
+	"github.com/ruleagent/ruleagent/tools/limits"
 )
 
 func intentChain(t *testing.T, url string, extra map[string]any) (string, []byte) {
@@ -165,5 +168,42 @@ func TestIntentStallIsRetried(t *testing.T) {
 	oneTerminal(t, send(t, context.Background(), e, "where is it?", nil, false), "shipping")
 	if took := time.Since(start); took > 5*time.Second || len(srv.Requests()) != 2 {
 		t.Fatalf("took %v, %d requests", took, len(srv.Requests()))
+	}
+}
+
+// spentBudget is a usage recorder whose daily budget is spent.
+type spentBudget struct{}
+
+func (spentBudget) LLMCall(agent.LLMCall) (string, string) { return "", "" }
+func (spentBudget) ToolCall(agent.ToolCallUse)             {}
+func (spentBudget) Admit(context.Context) error {
+	return limits.Hit(ledger.LimitUserTokens, 1000, 1200, `user "alice" has used 1200 tokens today (UTC), reaching its daily budget of 1000`)
+}
+
+// A classification refused by a spent budget fails as an agent's turn
+// does: Failure with errorCode limit_exceeded and errorLimit naming the
+// budget, the error a *agent.RunError with the limit, and no LLM call.
+func TestIntentBudgetRefusalNamesItsLimit(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Always(llmtest.Reply("refund")))
+	id, dsl := intentChain(t, srv.URL, nil)
+	e, err := rulego.NewRuleGo().New(id, dsl, rulego.WithConfig(rulego.NewConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop(context.Background())
+	ctx := agent.WithLedger(context.Background(), agent.NewRecordingLedger(spentBudget{}))
+	end := oneTerminal(t, send(t, ctx, e, "money back", nil, false), types.Failure)
+	if got := end.msg.Metadata.GetValue("errorCode"); got != agent.CodeLimit {
+		t.Errorf("errorCode %q", got)
+	}
+	if got := end.msg.Metadata.GetValue("errorLimit"); got != ledger.LimitUserTokens {
+		t.Errorf("errorLimit %q, want %q", got, ledger.LimitUserTokens)
+	}
+	var re *agent.RunError
+	if !errors.As(end.err, &re) || re.Limit != ledger.LimitUserTokens || !errors.Is(end.err, limits.ErrExceeded) {
+		t.Errorf("error %T %v", end.err, end.err)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d LLM calls after the refusal", n)
 	}
 }
