@@ -14,8 +14,8 @@ import (
 // finish ends the transcript: what is still queued; then the chain's
 // result (its message data, JSON indented) when that is not the answer
 // already streamed, as for a chain that is not an agent; then one line
-// about the run: the result's relation, the model, steps, tool calls and
-// tokens; with showMeta, the result's metadata on a line of its own.
+// about the run: the result's relation, the model, steps, tool calls,
+// tokens and, when the ledger has prices, its cost; with showMeta, the result's metadata on a line of its own.
 func (t *terminal) finish(res server.RunResult, err error, showMeta bool) {
 	t.status.close()
 	t.mu.Lock()
@@ -49,6 +49,10 @@ func (t *terminal) finish(res server.RunResult, err error, showMeta bool) {
 	}
 	if md.GetValue("truncated") == "true" {
 		parts = append(parts, "answer forced at maxStep")
+	}
+	if res.Cost != "" {
+		// Priced by the ledger (--prices), as its RUN_FINISHED says.
+		parts = append(parts, "cost "+res.Cost+" "+res.Currency)
 	}
 	if len(parts) > 0 {
 		t.out(t.paint(dim, "— "+strings.Join(parts, " · ")) + "\n")

@@ -194,3 +194,34 @@ func TestMCPStdioRecordsIntoTheLedger(t *testing.T) {
 		t.Fatalf("usage: %+v total %+v", rep.Groups, rep.Total)
 	}
 }
+
+// TestTerminalRunShowsItsCost: the terminal view of `ruleagent run` (no
+// --json) ends with the run's cost on its summary line when the ledger
+// has prices (the cost its RUN_FINISHED carries), and with none without
+// prices.
+func TestTerminalRunShowsItsCost(t *testing.T) {
+	cliUsageLLM(t)
+	prices := filepath.Join(repoRoot, "docs", "prices.example.yaml")
+	run := func(extra ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args := append([]string{repoChain("assistant.json"), "--input", "What is a rule chain?", "--data", filepath.Join(t.TempDir(), "data")}, extra...)
+		if err := runRun(context.Background(), args, nil, &out, &errb); err != nil {
+			t.Fatalf("run %v: %v\n%s", extra, err, errb.String())
+		}
+		return out.String()
+	}
+	costs := runCosts(t, run("--prices", prices, "--json"))
+	if len(costs) != 1 || !strings.HasSuffix(costs[0], " USD") || strings.HasPrefix(costs[0], " ") {
+		t.Fatalf("the JSON run's cost: %q", costs)
+	}
+	lines := strings.Split(strings.TrimSpace(run("--prices", prices)), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "— ") || !strings.Contains(last, "tokens 41 in / 24 out") || !strings.HasSuffix(last, " · cost "+costs[0]) {
+		t.Fatalf("the terminal view's last line %q, want it to end with the cost %s", last, costs[0])
+	}
+	lines = strings.Split(strings.TrimSpace(run()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "— ") || strings.Contains(last, "cost") {
+		t.Fatalf("without prices, the last line %q", last)
+	}
+}
