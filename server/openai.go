@@ -140,7 +140,7 @@ func (a openaiAPI) chat(w http.ResponseWriter, r *http.Request) {
 		if !tr.ClientCalls() && res.Msg.Data != nil && !tr.Wrote() {
 			chunks.Content(res.Msg.GetData())
 		}
-		chunks.Finish(finishReason(tr), completions.UsageOf(res.Usage))
+		chunks.Finish(finishReason(tr), usageOf(res))
 		keep = true
 		return
 	}
@@ -165,8 +165,15 @@ func (a openaiAPI) chat(w http.ResponseWriter, r *http.Request) {
 	if res.Msg.Data != nil {
 		fallback = res.Msg.GetData()
 	}
-	writeAnswer(w, entry, http.StatusOK, hdr, msg.Completion(id, created, req.Model, fallback, finishReason(tr), completions.UsageOf(res.Usage)))
+	writeAnswer(w, entry, http.StatusOK, hdr, msg.Completion(id, created, req.Model, fallback, finishReason(tr), usageOf(res)))
 	keep = true
+}
+
+// usageOf is a finished run's OpenAI usage object, with its cost.
+func usageOf(res RunResult) completions.Usage {
+	u := completions.UsageOf(res.Usage)
+	u.Cost, u.Currency = res.Cost, res.Currency
+	return u
 }
 
 // writeAnswer writes a non-streamed answer, and keeps it in entry (when set)

@@ -47,6 +47,9 @@ type oaiCompletion struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 		TotalTokens      int `json:"total_tokens"`
+		// Cost and Currency are ruleagent's, with a price table.
+		Cost     *string `json:"cost"`
+		Currency string  `json:"currency"`
 	} `json:"usage"`
 }
 

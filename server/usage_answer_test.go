@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -44,5 +45,39 @@ func TestRunAnswerCarriesItsCost(t *testing.T) {
 	}
 	if want, _ := ledger.ParseAmount(*ans.Cost); rep.Total.Cost != want || want == 0 {
 		t.Errorf("the ledger holds %v for run %s, the answer says %s", rep.Total.Cost, ans.RunID, *ans.Cost)
+	}
+}
+
+// TestOpenAIAnswersCarryTheirCost: with a price table, the OpenAI route's
+// answers carry the run's cost in their usage (usage.cost, a decimal
+// string, and usage.currency: fields OpenAI's clients pass through), as
+// the run route's answer does: non-streamed, and streamed in the last
+// chunk (stream_options.include_usage); the openai npm client keeps them.
+func TestOpenAIAnswersCarryTheirCost(t *testing.T) {
+	e, _ := newUsageEnv(t, "memory", nil, Options{})
+	code, body, err := e.post("/api/v1/chains/spend/run", map[string]any{"input": "spend"})
+	var ans struct {
+		Cost     string `json:"cost"`
+		Currency string `json:"currency"`
+	}
+	if err != nil || code != 200 || json.Unmarshal(body, &ans) != nil || ans.Cost == "" || ans.Currency != "USD" {
+		t.Fatalf("the run route's answer: %d %v %s", code, err, body)
+	}
+	user := []any{map[string]any{"role": "user", "content": "spend"}}
+	// The server asks for no token; the client sends one anyway.
+	res := runOpenAIClient(t, e.base, "any",
+		map[string]any{"name": "create", "kind": "create", "model": "spend", "messages": user},
+		map[string]any{"name": "stream", "kind": "stream", "model": "spend", "messages": user},
+	)
+	for _, name := range []string{"create", "stream"} {
+		r := res[name]
+		if r.Error != nil || r.Completion == nil || r.Completion.Usage == nil || r.Completion.Usage.Cost == nil ||
+			*r.Completion.Usage.Cost != ans.Cost || r.Completion.Usage.Currency != "USD" || r.Completion.Usage.TotalTokens != 1600 {
+			t.Errorf("%s: %+v %+v, want usage.cost %s USD", name, r.Error, r.Completion, ans.Cost)
+		}
+	}
+	chunks := res["stream"].Chunks
+	if n := len(chunks); n == 0 || fmt.Sprint(chunks[n-1]["usage"].(map[string]any)["cost"]) != ans.Cost {
+		t.Errorf("the last chunk: %v", chunks)
 	}
 }

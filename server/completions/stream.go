@@ -15,6 +15,11 @@ type Usage struct {
 	// Details are sent only when there is something to say.
 	PromptDetails     *PromptDetails     `json:"prompt_tokens_details,omitempty"`
 	CompletionDetails *CompletionDetails `json:"completion_tokens_details,omitempty"`
+	// Cost and Currency are ruleagent's: what the run cost, a decimal
+	// string in Currency, when a price table applies (else left out).
+	// OpenAI's clients pass fields they do not know through.
+	Cost     string `json:"cost,omitempty"`
+	Currency string `json:"currency,omitempty"`
 }
 
 // PromptDetails breaks down the prompt tokens.
