@@ -5,6 +5,8 @@ import (
 	"net"
 	"slices"
 	"strings"
+
+	"github.com/rulego/rulego/api/types"
 )
 
 // EndpointPolicy says which endpoints a deployed chain may start
@@ -45,6 +47,19 @@ func endpointKind(typ string) string {
 		return k
 	}
 	return strings.TrimPrefix(strings.ToLower(typ), "endpoint/")
+}
+
+// Check reports what the policy refuses in the endpoints of chain DSL,
+// each at its JSON path, as a server with this policy refuses the chain
+// (ruleagent validate --endpoint-types, --endpoint-bind): cfg holds the
+// ${global.x} values the endpoints are filled in with. DSL that does not
+// decode has no endpoints to check (its own problems are elsewhere).
+func (p EndpointPolicy) Check(cfg types.Config, dsl []byte) []Problem {
+	eps, _, err := endpointDefsOf(cfg, "", dsl)
+	if err != nil {
+		return nil
+	}
+	return p.check(eps)
 }
 
 // check reports what the policy refuses in a chain's endpoints, each at

@@ -51,14 +51,19 @@ type EndpointInfo struct {
 // and ${vars.x} filled in and empty router targets pointed at the chain,
 // as RuleGo's own endpoint aspect prepares them.
 func (s *Store) endpointDefs(id string, dslBytes []byte) ([]EndpointInfo, *types.RuleChain, error) {
+	return endpointDefsOf(s.cfg, id, dslBytes)
+}
+
+// endpointDefsOf is endpointDefs with the configuration cfg (its globals).
+func endpointDefsOf(cfg types.Config, id string, dslBytes []byte) ([]EndpointInfo, *types.RuleChain, error) {
 	if !hasEndpoints(dslBytes) {
 		return nil, nil, nil
 	}
-	rc, err := s.cfg.Parser.DecodeRuleChain(dslBytes)
+	rc, err := cfg.Parser.DecodeRuleChain(dslBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	env := dsl.GetInitNodeEnv(s.cfg, rc)
+	env := dsl.GetInitNodeEnv(cfg, rc)
 	var out []EndpointInfo
 	for i, def := range rc.Metadata.Endpoints {
 		if def == nil {

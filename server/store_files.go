@@ -11,14 +11,15 @@ import (
 // The chains folder: finding its chain files and deploying them.
 
 // chainFiles lists the *.json files under dir, sorted, skipping hidden
-// files and folders (editors' and our own temporary files).
+// files and folders (editors' and our own temporary files, .git) and
+// node_modules folders (a package's JSON files are no chains).
 func chainFiles(dir string) ([]string, error) {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
+		if p != dir && (strings.HasPrefix(d.Name(), ".") || d.IsDir() && skippedDir(d.Name())) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -31,6 +32,12 @@ func chainFiles(dir string) ([]string, error) {
 	})
 	slices.Sort(paths)
 	return paths, err
+}
+
+// skippedDir reports whether a folder of the chains folder holds no chains:
+// a hidden one (.git), or node_modules.
+func skippedDir(name string) bool {
+	return strings.HasPrefix(name, ".") || name == "node_modules"
 }
 
 // LoadFile deploys one chain file, replacing a chain with the same id. The
@@ -103,6 +110,7 @@ func (s *Store) deployFile(path string, dsl []byte) (string, error) {
 }
 
 // ChainFiles lists the chain files of a chains folder as the store loads
-// them: every *.json under dir, sorted, hidden files and folders left out.
+// them: every *.json under dir, sorted, hidden files and folders and
+// node_modules left out.
 // ruleagent validate reads a folder with it.
 func ChainFiles(dir string) ([]string, error) { return chainFiles(dir) }

@@ -66,7 +66,7 @@ func (fw *folderWatch) start(dir string) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
+		if p != dir && skippedDir(d.Name()) {
 			return filepath.SkipDir
 		}
 		return w.Add(p)
@@ -108,6 +108,9 @@ func (fw *folderWatch) event(w *fsnotify.Watcher, ev fsnotify.Event) {
 	}
 	if ev.Has(fsnotify.Create) {
 		if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() {
+			if skippedDir(name) {
+				return
+			}
 			_ = w.Add(ev.Name)
 			// Files may have landed before the watch did.
 			if paths, err := chainFiles(ev.Name); err == nil {

@@ -71,3 +71,55 @@ func TestWatchWriteAfterTimerFired(t *testing.T) {
 		t.Fatalf("the file was reloaded %d times, want 1", n)
 	}
 }
+
+// The chains folder's chains are its own: a valid chain file inside
+// node_modules (or a hidden folder) is neither loaded at start nor by the
+// watcher when such a folder appears later, as ruleagent validate skips
+// them too.
+func TestChainsFolderSkipsNodeModules(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, id string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(jsDSL(id, id, nil, `return {msg: msg, metadata: metadata, msgType: msgType};`)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("mine.json", "mine")
+	write("node_modules/pkg/chain.json", "from-modules")
+	write(".git/chain.json", "from-git")
+	s, errs := OpenStoreWith(dir, NewConfig(nil), StoreOptions{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	t.Cleanup(s.Close)
+	s.watch.settle = 10 * time.Millisecond
+	if err := s.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	write("sub/node_modules/late/chain.json", "late-modules")
+	time.Sleep(200 * time.Millisecond) // the new folder's event, handled
+	write("sub/later.json", "later")   // the sentinel: loaded once handled
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := s.Engine("later"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher never loaded sub/later.json")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, ok := s.Engine("mine"); !ok {
+		t.Error("mine.json was not loaded")
+	}
+	for _, id := range []string{"from-modules", "from-git", "late-modules"} {
+		if _, ok := s.Engine(id); ok {
+			t.Errorf("chain %s, from a folder that holds no chains, was loaded", id)
+		}
+	}
+}

@@ -25,9 +25,12 @@ func runValidate(_ context.Context, args []string, _ io.Reader, stdout, stderr i
 	policyF := fset.String("policy", os.Getenv("RULEAGENT_POLICY"), "the policy serve runs with (JSON or a file): checked, and its \"sandbox\" floor applied (RULEAGENT_POLICY)")
 	var globalsF globalFlag
 	fset.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable), as for serve and run")
+	var epTypes, epBind listFlag
+	fset.Var(&epTypes, "endpoint-types", "endpoint types chains may start, as for serve (comma-separated or repeated; * for all); default http, ws, net, schedule")
+	fset.Var(&epBind, "endpoint-bind", "hosts listening endpoints may bind besides loopback, as for serve (comma-separated or repeated; * for any)")
 	sb := addSandboxFlags(fset)
 	fset.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ruleagent validate [--chains DIR] [--json] [--global k=v] [--sandbox M] [--allow-sandbox-off] [--policy P] FILE|DIR...")
+		fmt.Fprintln(stderr, "Usage: ruleagent validate [--chains DIR] [--json] [--global k=v] [--sandbox M] [--allow-sandbox-off] [--policy P] [--endpoint-types T] [--endpoint-bind H] FILE|DIR...")
 		fmt.Fprintln(stderr, "Checks chain files as serve and run load them; a folder is checked whole. Each error or warning names its file and JSON path.")
 		fmt.Fprintln(stderr, "Warnings are what RuleGo accepts (a key it ignores, a node without an id, a call to a chain not deployed): exit code 1 only for errors.")
 		fset.PrintDefaults()
@@ -62,7 +65,15 @@ func runValidate(_ context.Context, args []string, _ io.Reader, stdout, stderr i
 		return err
 	}
 	opts := components.Options{Globals: processGlobals(globalsF), Sandbox: floor}
-	errs, warnings := components.Split(components.Validate(given, context, opts))
+	problems := components.Validate(given, context, opts)
+	// The endpoints a server with the same policy would refuse.
+	ep, cfg := server.EndpointPolicy{Types: epTypes, Bind: epBind}, server.NewConfig(opts.Globals)
+	for _, f := range given {
+		for _, p := range ep.Check(cfg, f.DSL) {
+			problems = append(problems, components.Problem{File: f.Path, Path: p.Path, Msg: p.Message})
+		}
+	}
+	errs, warnings := components.Split(problems)
 	if *asJSON {
 		if err := printProblemsJSON(stdout, errs, warnings); err != nil {
 			return err
