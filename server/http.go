@@ -111,7 +111,7 @@ func Handler(o Options) http.Handler {
 	// The guard comes before the token: a rebound page is told why it is
 	// refused even without one. CORS headers come first, so that a front
 	// end admitted with --cors-origin can read a refusal.
-	return o.logRequests(o.cors(o.guard().wrap(o.auth(o.identify(o.limitBody(traceContext(mux)))))))
+	return o.logRequests(o.cors(o.guard().wrap(o.auth(o.identify(o.limitBody(routeOf(mux)))))))
 }
 
 // guard is the browser-origin defence of every route (guard.go).
@@ -252,7 +252,8 @@ func (o Options) limitBody(next http.Handler) http.Handler {
 
 // logRequests logs each request once it is answered, with the run it
 // started (X-Run-Id), at debug level for the noisy health and metrics
-// probes.
+// probes; with tracing on, the request is an HTTP server span
+// (startServerSpan).
 func (o Options) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -261,7 +262,9 @@ func (o Options) logRequests(next http.Handler) http.Handler {
 		ctx, cancel := context.WithCancelCause(r.Context())
 		defer cancel(nil)
 		sw := &statusWriter{ResponseWriter: w, limits: o.StreamLimits, drop: cancel}
+		ctx, span := startServerSpan(ctx, r)
 		next.ServeHTTP(sw, r.WithContext(ctx))
+		span.end(sw.status())
 		level := slog.LevelInfo
 		if isProbe(r) || r.URL.Path == "/metrics" {
 			level = slog.LevelDebug

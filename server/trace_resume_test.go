@@ -14,8 +14,9 @@ import (
 // POST /api/v1/runs/{id}/resume or an AG-UI resume, under the trace
 // context of the request that answered it (its traceparent header, or
 // AG-UI's forwardedProps.ruleagent.traceparent, which wins): the resumed
-// segment's run span is the child of the resume request's span, not of
-// the request that started the run.
+// segment's run span is the child of the resume request's span (its HTTP
+// server span, or forwardedProps' caller), not of the request that started
+// the run.
 func TestResumedRunJoinsTheResumeRequestsTrace(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	telemetry.Install(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)), telemetry.Options{})
@@ -54,9 +55,11 @@ func TestResumedRunJoinsTheResumeRequestsTrace(t *testing.T) {
 		if code != 200 || json.Unmarshal(body, &ans) != nil || ans.Outcome != "success" {
 			t.Fatalf("resume: %d %s", code, body)
 		}
+		// Under the resume request's server span, the traceparent's child.
 		run := resumedSpan(t)
-		if run.SpanContext.TraceID().String() != resumeTrace || run.Parent.SpanID().String() != resumeSpan {
-			t.Errorf("resumed run in %s under %s, want %s under %s", run.SpanContext.TraceID(), run.Parent.SpanID(), resumeTrace, resumeSpan)
+		req := tree{t: t, spans: exp.GetSpans()}.one("POST /api/v1/runs/{runId}/resume")
+		if run.SpanContext.TraceID().String() != resumeTrace || run.Parent.SpanID() != req.SpanContext.SpanID() || req.Parent.SpanID().String() != resumeSpan {
+			t.Errorf("resumed run in %s under %s, want %s under the request's span under %s", run.SpanContext.TraceID(), run.Parent.SpanID(), resumeTrace, resumeSpan)
 		}
 	})
 

@@ -145,7 +145,8 @@ func attrOf(s tracetest.SpanStub, k string) attribute.Value {
 }
 
 // TestTraceOfARun: one trace per run, in the caller's trace: the run span
-// is the child of the traceparent the request came with; the chain's
+// is the child of the request's server span, which is the child of the
+// traceparent the request came with; the chain's
 // node steps are its children; the agent's LLM and tool calls are the
 // children of its node's step; a rulechain tool's nodes are the children
 // of its call, and a sub-agent's run is the child of its call, with its
@@ -155,9 +156,11 @@ func TestTraceOfARun(t *testing.T) {
 	e.post(t, "/api/v1/chains/traced/run", `{"input":"go","threadId":"thread-9"}`, "traceparent", callerParent, "tracestate", "vendor=1")
 	tr := tree{t: t, spans: e.spans.GetSpans()}
 
+	// The request's server span is the caller's child (TestHTTPServerSpans).
 	run := tr.one("invoke_agent Traced")
-	if run.SpanContext.TraceID().String() != callerTrace || run.Parent.SpanID().String() != callerSpan || !run.Parent.IsRemote() {
-		t.Fatalf("run span in trace %s under %s, want the caller's %s under %s", run.SpanContext.TraceID(), run.Parent.SpanID(), callerTrace, callerSpan)
+	srv := tr.one("POST /api/v1/chains/{id}/run")
+	if run.SpanContext.TraceID().String() != callerTrace || run.Parent.SpanID() != srv.SpanContext.SpanID() || srv.Parent.SpanID().String() != callerSpan {
+		t.Fatalf("run span in trace %s under %s, want the caller's %s under the request's span", run.SpanContext.TraceID(), run.Parent.SpanID(), callerTrace)
 	}
 	if run.SpanContext.TraceState().Get("vendor") != "1" {
 		t.Errorf("tracestate lost: %v", run.SpanContext.TraceState())
