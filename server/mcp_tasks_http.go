@@ -2,12 +2,15 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/sse"
 )
 
 // taskRequest is what the tasks methods read of a request.
@@ -17,6 +20,8 @@ type taskRequest struct {
 		TaskID         string                     `json:"taskId"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 		Meta           *mcp.Meta                  `json:"_meta"`
+		// Notifications is the filter of subscriptions/listen.
+		Notifications *listenFilter `json:"notifications"`
 	} `json:"params"`
 }
 
@@ -34,6 +39,12 @@ func (m *mcpTasks) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte
 	}
 	switch req.Method {
 	case "tasks/get", "tasks/update", "tasks/cancel":
+	case string(mcp.MethodSubscriptionsListen):
+		// A listen stream for tasks is served here (mcp-go knows no
+		// taskIds); any other is mcp-go's.
+		if req.Params.Notifications == nil || req.Params.Notifications.TaskIDs == nil {
+			return false
+		}
 	default:
 		return false
 	}
@@ -57,14 +68,20 @@ func (m *mcpTasks) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte
 		answer(nil, &protocolError{Code: mcp.HEADER_MISMATCH, Message: "the Mcp-Method header " + strconv.Quote(h) + " does not match the request's method " + req.Method})
 		return true
 	}
+	if req.Method == string(mcp.MethodSubscriptionsListen) {
+		if !declaresTasks(req.Params.Meta) {
+			answer(nil, missingTasksExtension("task notifications on subscriptions/listen"))
+			return true
+		}
+		m.serveListen(w, r, id, req.Params.Notifications.TaskIDs)
+		return true
+	}
 	if h := r.Header.Get(mcp.HeaderName); h != req.Params.TaskID {
 		answer(nil, &protocolError{Code: mcp.HEADER_MISMATCH, Message: "the Mcp-Name header " + strconv.Quote(h) + " does not match params.taskId"})
 		return true
 	}
 	if !declaresTasks(req.Params.Meta) {
-		answer(nil, &protocolError{Code: codeMissingCapability,
-			Message: req.Method + " needs the " + tasksExtension + " extension, which the request's clientCapabilities do not declare",
-			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}})
+		answer(nil, missingTasksExtension(req.Method))
 		return true
 	}
 	if req.Params.TaskID == "" {
@@ -96,6 +113,40 @@ func (m *mcpTasks) serveHTTP(w http.ResponseWriter, r *http.Request, body []byte
 	}
 	answer(ack, nil)
 	return true
+}
+
+// missingTasksExtension is the -32021 of a request for what needs the
+// tasks extension from a client that did not declare it.
+func missingTasksExtension(what string) *protocolError {
+	return &protocolError{Code: codeMissingCapability,
+		Message: what + " needs the " + tasksExtension + " extension, which the request's clientCapabilities do not declare",
+		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}}}
+}
+
+// serveListen answers a subscriptions/listen request for task
+// notifications with an event stream (see mcpTasks.listen), closed with
+// the request's result when every task it watches has ended or the server
+// ends it.
+func (m *mcpTasks) serveListen(w http.ResponseWriter, r *http.Request, id json.RawMessage, ids []string) {
+	rc := http.NewResponseController(w)
+	timeout := sse.LimitsOf(w).WriteTimeout
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(msg []byte) error {
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
+		if _, err := io.WriteString(w, sseEventPrefix); err != nil {
+			return err
+		}
+		if _, err := w.Write(append(msg, "\n\n"...)); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if m.listen(r.Context(), id, ids, identity.From(r.Context()), send) {
+		_ = send(m.listenResult(id))
+	}
 }
 
 // declaresTasks reports whether a request's clientCapabilities declare the
