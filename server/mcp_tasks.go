@@ -104,7 +104,7 @@ func newMCPTasks(store tasks.Store, ttl, timeout time.Duration, max int, version
 		max = defaultMaxTasks
 	}
 	meta := map[string]any{mcp.MetaKeyServerInfo: map[string]any{"name": "ruleagent", "version": version}}
-	listeners := newTaskListeners()
+	listeners := newTaskListeners(store)
 	store = watchedStore{Store: store, listeners: listeners}
 	return &mcpTasks{store: store, listeners: listeners, ttl: ttl, poll: taskPollInterval, replica: replica, timeout: timeout, max: max, meta: meta,
 		beat: taskHeartbeat, dead: taskDeadAfter,
@@ -309,7 +309,7 @@ func (m *mcpTasks) finish(ctx context.Context, tr *taskRun) {
 // close cancels the tasks running here (their status becomes failed),
 // waits for their watchers, and ends the listen streams.
 func (m *mcpTasks) close() {
-	defer m.listeners.endAll()
+	defer m.listeners.close()
 	m.mu.Lock()
 	m.closed = true
 	runs := make([]*chainRun, 0, len(m.live))

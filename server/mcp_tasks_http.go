@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -131,26 +129,14 @@ func missingTasksExtension(what string) *protocolError {
 // serveListen answers a subscriptions/listen request for task
 // notifications with an event stream (see mcpTasks.listen), closed with
 // the request's result when every task it watches has ended or the server
-// ends it.
+// ends it. The stream is the server's (package sse): a heartbeat after
+// 15 s of silence keeps proxies from cutting a quiet stream, and a client
+// that stops reading is dropped.
 func (m *mcpTasks) serveListen(w http.ResponseWriter, r *http.Request, id json.RawMessage, ids []string) {
-	rc := http.NewResponseController(w)
-	timeout := sse.LimitsOf(w).WriteTimeout
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	send := func(msg []byte) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
-		if _, err := io.WriteString(w, sseEventPrefix); err != nil {
-			return err
-		}
-		if _, err := w.Write(append(msg, "\n\n"...)); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-	if m.listen(r.Context(), id, ids, identity.From(r.Context()), send) {
-		_ = send(m.listenResult(id))
+	out := sse.Start(w, sse.DefaultHeartbeat, nil)
+	defer out.Close()
+	if m.listen(r.Context(), id, ids, identity.From(r.Context()), out.Data) {
+		_ = out.Data(m.listenResult(id))
 	}
 }
 

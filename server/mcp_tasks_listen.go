@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,9 +21,10 @@ import (
 // each time one of them changes, until every one has ended.
 //
 // A change made by this replica wakes its listeners at once (watchedStore);
-// a change made by another replica is seen when the listener next reads
-// the store, every taskPollInterval: the store is the only channel between
-// replicas, as it is for cancels and answers.
+// one made by another replica as soon as the store tells of it (Redis
+// pub/sub, tasks.Changes), and at the latest when the listener next reads
+// the store, every taskPollInterval (a change told while the replica's
+// subscription was down is not told again).
 
 // maxListenTasks bounds the tasks one stream watches.
 const maxListenTasks = 100
@@ -32,13 +34,37 @@ const methodNotificationTasks = "notifications/tasks"
 
 // taskListeners are the open listen streams of one process, by task id.
 type taskListeners struct {
+	// poll is how often a stream reads its tasks, in nanoseconds.
+	poll atomic.Int64
+	// unfollow ends the subscription to the store's changes.
+	unfollow context.CancelFunc
+
 	mu    sync.Mutex
 	byID  map[string]map[chan struct{}]struct{}
 	ended chan struct{} // closed by endAll; replaced for later streams
 }
 
-func newTaskListeners() *taskListeners {
-	return &taskListeners{byID: map[string]map[chan struct{}]struct{}{}, ended: make(chan struct{})}
+func newTaskListeners(store tasks.Store) *taskListeners {
+	l := &taskListeners{byID: map[string]map[chan struct{}]struct{}{}, ended: make(chan struct{}), unfollow: func() {}}
+	l.poll.Store(int64(taskPollInterval))
+	if ch, ok := store.(tasks.Changes); ok {
+		// Ended by close; without it (Redis down at start), the streams
+		// read the store every poll.
+		ctx, cancel := context.WithCancel(context.Background())
+		if ch.Subscribe(ctx, l.changed) == nil {
+			l.unfollow = cancel
+		} else {
+			cancel()
+		}
+	}
+	return l
+}
+
+// close ends the open streams and the subscription to the store's
+// changes.
+func (l *taskListeners) close() {
+	l.unfollow()
+	l.endAll()
 }
 
 // add registers wake for the tasks ids and returns the channel that ends
@@ -145,7 +171,7 @@ func (m *mcpTasks) listen(ctx context.Context, sub json.RawMessage, ids []string
 	ended, remove := m.listeners.add(watched, wake)
 	defer remove()
 	last := map[string][]byte{}
-	tick := time.NewTicker(m.poll)
+	tick := time.NewTicker(time.Duration(m.listeners.poll.Load()))
 	defer tick.Stop()
 	for {
 		open := watched[:0]

@@ -100,13 +100,19 @@ func (s *listenStream) until(t *testing.T, cond func(params map[string]any) bool
 
 // TestMCPTaskListenAcrossReplicas: a client listening on one replica for
 // a task running on another gets each of its status changes as
-// notifications/tasks (the DetailedTask tasks/get would answer), the
+// notifications/tasks (the DetailedTask tasks/get would answer) as the
+// store tells of them, the
 // stream ends with its result once the task has ended; a task it may not
 // see is left out of the acknowledgement, a client without the extension
 // gets -32021, and the server's shutdown ends an open stream with its
 // result.
 func TestMCPTaskListenAcrossReplicas(t *testing.T) {
-	t.Run("memory", func(t *testing.T) { listenAcrossReplicas(t, newTaskFleet(t, 2, tasks.NewMemory())) })
+	t.Run("memory", func(t *testing.T) { listenAcrossReplicas(t, newTaskFleet(t, 2, tasks.NewMemory()), true) })
+	// A store that does not tell of its changes: the streams read it
+	// every second.
+	t.Run("polled", func(t *testing.T) {
+		listenAcrossReplicas(t, newTaskFleet(t, 2, struct{ tasks.Store }{tasks.NewMemory()}), false)
+	})
 	t.Run("redis", func(t *testing.T) {
 		srv := redistest.Start(t)
 		store := func() tasks.Store {
@@ -115,11 +121,11 @@ func TestMCPTaskListenAcrossReplicas(t *testing.T) {
 			t.Cleanup(func() { rdb.Close() })
 			return tasks.NewRedis(rdb, "ruleagent:")
 		}
-		listenAcrossReplicas(t, []taskReplica{newTaskFleet(t, 1, store())[0], newTaskFleet(t, 1, store())[0]})
+		listenAcrossReplicas(t, []taskReplica{newTaskFleet(t, 1, store())[0], newTaskFleet(t, 1, store())[0]}, true)
 	})
 }
 
-func listenAcrossReplicas(t *testing.T, fleet []taskReplica) {
+func listenAcrossReplicas(t *testing.T, fleet []taskReplica, told bool) {
 	a, b := fleet[0], fleet[1]
 	created, perr := modernCall(t, a.url, "tools/call", map[string]any{"name": "confirm_delete", "arguments": map[string]any{"filename": "x"}}, withTasks)
 	if perr != nil || created["resultType"] != "task" {
@@ -127,6 +133,12 @@ func listenAcrossReplicas(t *testing.T, fleet []taskReplica) {
 	}
 	id := created["taskId"].(string)
 
+	if told {
+		// b's stream does not read the store on its own: what a changes
+		// reaches it through the store's changes (Redis pub/sub; in
+		// process for memory).
+		b.store.mcpTools.tasks.listeners.poll.Store(int64(time.Hour))
+	}
 	s := openListen(t, b.url, map[string]any{"taskIds": []string{id, "task-never-was"}}, withTasks)
 	ack := s.next(t)
 	if ack["method"] != "notifications/subscriptions/acknowledged" {
