@@ -133,6 +133,12 @@ func newMCPEnv(t *testing.T) *mcpEnv { return newMCPEnvWith(t, nil) }
 // DSL) against the scripted models.
 func newMCPEnvWith(t *testing.T, extra map[string][]byte) *mcpEnv {
 	t.Helper()
+	return newMCPEnvOpts(t, extra, StoreOptions{})
+}
+
+// newMCPEnvOpts is newMCPEnvWith with the store's options.
+func newMCPEnvOpts(t *testing.T, extra map[string][]byte, opts StoreOptions) *mcpEnv {
+	t.Helper()
 	e := &mcpEnv{model: mcpModel(t), hang: newHangingModel(t), dir: mcpChains(t)}
 	for name, dsl := range extra {
 		if err := os.WriteFile(filepath.Join(e.dir, name), dsl, 0o644); err != nil {
@@ -140,7 +146,7 @@ func newMCPEnvWith(t *testing.T, extra map[string][]byte) *mcpEnv {
 		}
 	}
 	var errs []error
-	e.store, errs = OpenStore(e.dir, NewConfig(e.globals(t)))
+	e.store, errs = OpenStoreWith(e.dir, NewConfig(e.globals(t)), opts)
 	t.Cleanup(e.store.Close)
 	if len(errs) > 0 {
 		t.Fatalf("loading the test chains: %v", errs)

@@ -58,9 +58,12 @@ func (h gosdkHost) toolCall(ctx context.Context, req mcp.CallToolRequest) toolCa
 	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		call.Modern = true
 		call.CanElicit = info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
-		// Tasks are served over HTTP, whose endpoint answers the
-		// CreateTaskResult (mcpEndpoint); elsewhere a call runs as usual.
-		if _, overHTTP := ctx.Value(errSlotKey{}).(*errSlot); overHTTP && info.ClientCapabilities != nil {
+		// Tasks are served over HTTP and stdio, whose transports answer
+		// the CreateTaskResult (mcpEndpoint, ServeStdio); elsewhere (in
+		// process) a call runs as usual.
+		_, overHTTP := ctx.Value(errSlotKey{}).(*errSlot)
+		_, overStdio := ctx.Value(stdioErrorsKey{}).(*stdioErrors)
+		if (overHTTP || overStdio) && info.ClientCapabilities != nil {
 			_, call.Tasks = info.ClientCapabilities.Extensions[tasksExtension]
 		}
 	} else if s, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok {
@@ -100,12 +103,22 @@ func rawArguments(req mcp.CallToolRequest) json.RawMessage {
 func render(ctx context.Context, out toolOutcome) (*mcp.CallToolResult, error) {
 	switch {
 	case out.Raw != nil:
-		// Only over HTTP: the endpoint answers with it (mcpEndpoint).
+		// A task's CreateTaskResult, which mcp-go cannot answer: the HTTP
+		// endpoint (mcpEndpoint) or ServeStdio answers with it.
 		if slot, ok := ctx.Value(errSlotKey{}).(*errSlot); ok {
 			slot.setResult(out.Raw)
 			return &mcp.CallToolResult{}, nil
 		}
-		return nil, errors.New("tasks are only served over HTTP")
+		if pending, ok := ctx.Value(stdioErrorsKey{}).(*stdioErrors); ok {
+			var created struct {
+				TaskID string `json:"taskId"`
+			}
+			_ = json.Unmarshal(out.Raw, &created)
+			msg := "the MCP task " + created.TaskID + " was created" // unique: the id is
+			pending.addResult(msg, out.Raw)
+			return nil, errors.New(msg)
+		}
+		return nil, errors.New("tasks are only served over HTTP and stdio")
 	case out.Err != nil:
 		if slot, ok := ctx.Value(errSlotKey{}).(*errSlot); ok {
 			slot.set(out.Err)

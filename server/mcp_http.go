@@ -74,9 +74,14 @@ func (s *Store) mcpTransport() *mcpserver.StreamableHTTPServer {
 }
 
 // CloseMCPSessions ends the MCP sessions served over HTTP, closing their
-// open event streams, so that an http.Server's Shutdown does not wait for
-// clients that listen forever. The transport keeps serving new requests.
+// open event streams, and the open listen streams for task notifications
+// (each with its result), so that an http.Server's Shutdown does not wait
+// for clients that listen forever. The transport keeps serving new
+// requests.
 func (s *Store) CloseMCPSessions() {
+	if s.mcpTools != nil {
+		s.mcpTools.tasks.listeners.endAll()
+	}
 	if h := s.startedMCPHTTP(); h != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), mcpShutdownTimeout)
 		defer cancel()

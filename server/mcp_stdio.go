@@ -22,7 +22,11 @@ import (
 // A call's progress is written through the same writer as its response, in
 // order (see requestStream); the response to a request the client
 // cancelled is not written (see openCalls). As with MCPHTTP, serving logs
-// why a chain is not offered.
+// why a chain is not offered. The tasks extension is served as over HTTP:
+// a chain tool called by a client that declares it answers with a task
+// (the CreateTaskResult replaces mcp-go's answer, as a protocol error
+// does), and the extension's requests are answered beside mcp-go
+// (stdioTasks).
 func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, errLog *log.Logger) error {
 	s.mcpTools.serving()
 	pending := &stdioErrors{byMessage: map[string][]*protocolError{}}
@@ -37,7 +41,11 @@ func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, err
 	srv.SetContextFunc(func(ctx context.Context) context.Context {
 		return context.WithValue(context.WithValue(ctx, stdioErrorsKey{}, pending), requestStreamKey{}, w)
 	})
-	return srv.Listen(ctx, &cancelWatch{r: in, calls: calls}, w)
+	// The tasks extension's requests are answered beside mcp-go
+	// (mcp_tasks_stdio.go).
+	st := newStdioTasks(ctx, s.mcpTools.tasks, w)
+	defer st.close()
+	return srv.Listen(ctx, &cancelWatch{r: st.filter(in), calls: calls}, w)
 }
 
 // stdioErrors are the protocol errors tool handlers returned whose answer
@@ -46,9 +54,32 @@ func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, err
 type stdioErrors struct {
 	mu        sync.Mutex
 	byMessage map[string][]*protocolError
+	// results are the answers that replace the -32603 with a message (a
+	// task's CreateTaskResult, see render), by message.
+	results map[string]json.RawMessage
 }
 
 type stdioErrorsKey struct{}
+
+// addResult records the result that answers the request whose handler
+// returned an error with message msg (unique).
+func (p *stdioErrors) addResult(msg string, result json.RawMessage) {
+	p.mu.Lock()
+	if p.results == nil {
+		p.results = map[string]json.RawMessage{}
+	}
+	p.results[msg] = result
+	p.mu.Unlock()
+}
+
+// takeResult returns and forgets the result recorded under msg, or nil.
+func (p *stdioErrors) takeResult(msg string) json.RawMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.results[msg]
+	delete(p.results, msg)
+	return r
+}
 
 func (p *stdioErrors) add(e *protocolError) {
 	p.mu.Lock()
@@ -75,7 +106,7 @@ func (p *stdioErrors) take(msg string) *protocolError {
 func (p *stdioErrors) empty() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.byMessage) == 0
+	return len(p.byMessage) == 0 && len(p.results) == 0
 }
 
 // stdioCodeWriter passes mcp-go's output through, rewriting the -32603
@@ -118,6 +149,12 @@ func (w *stdioCodeWriter) Write(p []byte) (int, error) {
 	}
 	if json.Unmarshal(p, &m) != nil || m.Error == nil || m.Error.Code != -32603 {
 		return w.out.Write(p)
+	}
+	if result := w.pending.takeResult(m.Error.Message); result != nil {
+		if _, err := w.out.Write(resultResponse(m.ID, result)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
 	}
 	perr := w.pending.take(m.Error.Message)
 	if perr == nil {

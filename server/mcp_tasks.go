@@ -70,6 +70,9 @@ type mcpTasks struct {
 	// results to carry, as mcp-go puts on its own.
 	meta map[string]any
 
+	// listeners are the open listen streams (mcp_tasks_listen.go).
+	listeners *taskListeners
+
 	mu     sync.Mutex
 	live   map[string]*taskRun // tasks whose run is in this process
 	closed bool
@@ -101,7 +104,9 @@ func newMCPTasks(store tasks.Store, ttl, timeout time.Duration, max int, version
 		max = defaultMaxTasks
 	}
 	meta := map[string]any{mcp.MetaKeyServerInfo: map[string]any{"name": "ruleagent", "version": version}}
-	return &mcpTasks{store: store, ttl: ttl, poll: taskPollInterval, replica: replica, timeout: timeout, max: max, meta: meta,
+	listeners := newTaskListeners(store)
+	store = watchedStore{Store: store, listeners: listeners}
+	return &mcpTasks{store: store, listeners: listeners, ttl: ttl, poll: taskPollInterval, replica: replica, timeout: timeout, max: max, meta: meta,
 		beat: taskHeartbeat, dead: taskDeadAfter,
 		outcome: outcome, live: map[string]*taskRun{}}, nil
 }
@@ -301,9 +306,10 @@ func (m *mcpTasks) finish(ctx context.Context, tr *taskRun) {
 	})
 }
 
-// close cancels the tasks running here (their status becomes failed) and
-// waits for their watchers.
+// close cancels the tasks running here (their status becomes failed),
+// waits for their watchers, and ends the listen streams.
 func (m *mcpTasks) close() {
+	defer m.listeners.close()
 	m.mu.Lock()
 	m.closed = true
 	runs := make([]*chainRun, 0, len(m.live))

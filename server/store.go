@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rulego/rulego"
@@ -154,6 +155,9 @@ type StoreOptions struct {
 	// MCPTasks keeps the state of the MCP server's tasks (see
 	// MCPOptions.Tasks); memory when nil.
 	MCPTasks tasks.Store
+	// MCPInputTimeout is how long an MCP run waits for its client's
+	// answers (MCPOptions.InputTimeout; 10 minutes when zero).
+	MCPInputTimeout time.Duration
 	// RunLog keeps the runs' events, for clients to rejoin them from any
 	// replica, and reaches the other replicas of a fleet (see RunLog).
 	RunLog RunLog
@@ -203,7 +207,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		rl.Replica = s.replica
 	}
 	s.rl = newRunLogs(s, rl)
-	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger, Tasks: o.MCPTasks})
+	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger, Tasks: o.MCPTasks, InputTimeout: o.MCPInputTimeout})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
 		cfg.Udf = map[string]any{}

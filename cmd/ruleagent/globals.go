@@ -14,6 +14,7 @@ import (
 	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/sessions"
+	"github.com/ruleagent/ruleagent/state/tasks"
 )
 
 // globalFlag collects repeated --global k=v flags.
@@ -77,15 +78,16 @@ func processGlobals(flags []string) map[string]string {
 // mcp): chains that fail to load are reported and left out, and the LLM
 // is reported once: the demo model standing in for a missing one, and the
 // chains whose runs will fail until one is set. usage is the ledger the
-// runs are recorded in (nil: none).
-func openStore(chains string, globalFlags []string, floor components.SandboxFloor, stderr io.Writer, whatFails string, readOnly bool, usage *ledger.Ledger) *server.Store {
+// runs are recorded in (nil: none); mcpTasks keeps the MCP tasks (nil:
+// memory).
+func openStore(chains string, globalFlags []string, floor components.SandboxFloor, stderr io.Writer, whatFails string, readOnly bool, usage *ledger.Ledger, mcpTasks tasks.Store) *server.Store {
 	g := processGlobals(globalFlags)
 	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
 	// Agents with a session keep it for the life of the process.
 	components.RegisterSessions(&cfg, sessions.NewMemory())
 	// The store logs (reloads, the chains MCP withholds) to the command's
 	// stderr, whatever the process's default logger is.
-	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly, Ledger: usage, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
+	store, errs := server.OpenStoreWith(chains, cfg, server.StoreOptions{ReadOnly: readOnly, Ledger: usage, MCPTasks: mcpTasks, Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	for _, e := range errs {
 		fmt.Fprintf(stderr, "ruleagent: %v\n", e)
 	}

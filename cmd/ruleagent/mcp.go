@@ -9,6 +9,9 @@ import (
 	"log"
 	"log/slog"
 	"os"
+
+	"github.com/ruleagent/ruleagent/sessions"
+	"github.com/ruleagent/ruleagent/state/tasks"
 )
 
 // runMCP serves the chains as MCP tools over stdio, for desktop clients that
@@ -25,7 +28,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	readOnly := fs.Bool("read-only", false, "do not offer save_rule_chain: the client runs and reads chains, never deploys them")
 	var globalsF globalFlag
 	fs.Var(&globalsF, "global", "set ${global.k} (k=v, repeatable)")
-	data := fs.String("data", "data", "record the calls into the usage ledger of the embedded store DATA/sessions.db (only when --data, --prices or --budgets is given)")
+	data := fs.String("data", "data", "keep the MCP tasks (when given) and record the calls into the usage ledger (when --data, --prices or --budgets is given) in the embedded store DATA/sessions.db")
 	sb := addSandboxFlags(fs)
 	var usageF usageFlags
 	usageF.register(fs)
@@ -61,7 +64,28 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	defer stopTracing()
-	usage, closeUsage, err := usageF.openCLI(ctx, fs, nil, *data, logger)
+	// With --data, the MCP tasks are kept in its state file (a client that
+	// starts this command again reads the results of the tasks that
+	// ended), beside the usage ledger; else in memory.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var state sessions.Store
+	var taskStore tasks.Store
+	if given["data"] {
+		s, err := sessions.Open(ctx, "bolt", *data)
+		if errors.Is(err, sessions.ErrLocked) {
+			return fmt.Errorf("--data: %w\n(a server keeps its state there: give this command another --data)", err)
+		}
+		if err != nil {
+			return fmt.Errorf("--data: %w", err)
+		}
+		defer s.Close()
+		state = s
+		if taskStore, err = mcpTaskStore(s); err != nil {
+			return err
+		}
+	}
+	usage, closeUsage, err := usageF.openCLI(ctx, fs, state, *data, logger)
 	if err != nil {
 		return err
 	}
@@ -69,7 +93,7 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// call's records are written before the ledger stops.
 	defer closeUsage()
 
-	store := openStore(*chains, globalsF, floor, stderr, "agent calls", *readOnly, usage)
+	store := openStore(*chains, globalsF, floor, stderr, "agent calls", *readOnly, usage, taskStore)
 	defer store.Close()
 	// ServeStdio returns nil at the end of stdin (the client went away) and
 	// cancels the calls still running.

@@ -14,8 +14,9 @@ import (
 // state file under --data) and closes: bucket mcp_tasks, task id -> JSON.
 // Each change is one synced transaction.
 type Bolt struct {
-	db  *bolt.DB
-	now func() time.Time
+	db      *bolt.DB
+	now     func() time.Time
+	changes fanout
 
 	mu    sync.Mutex
 	swept time.Time
@@ -56,13 +57,17 @@ func put(tx *bolt.Tx, t *Task) error {
 func (s *Bolt) Create(_ context.Context, t *Task) error {
 	now := s.now()
 	s.sweep(now)
-	return s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		if _, ok := s.get(tx, t.ID, now); ok {
 			return ErrExists
 		}
 		created(t, now)
 		return put(tx, t)
 	})
+	if err == nil {
+		s.changes.changed(t.ID)
+	}
+	return err
 }
 
 // Get implements Store.
@@ -92,7 +97,15 @@ func (s *Bolt) Update(_ context.Context, id string, fn func(*Task) error) (*Task
 		}
 		return put(tx, t)
 	})
+	if err == nil {
+		s.changes.changed(id)
+	}
 	return t, err
+}
+
+// Subscribe implements Changes: a bbolt file has one process.
+func (s *Bolt) Subscribe(ctx context.Context, fn func(id string)) error {
+	return s.changes.subscribe(ctx, fn)
 }
 
 // sweep deletes expired tasks, at most once a minute.

@@ -66,6 +66,23 @@ func TestContract(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			a, b, advance := open(t)
+			// b hears of what is written through a.
+			heard := make(chan string, 64)
+			if err := b.(Changes).Subscribe(ctx, func(id string) { heard <- id }); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				for _, want := range []string{"t1 created", "t1 changed"} {
+					select {
+					case id := <-heard:
+						if id != "t1" {
+							t.Errorf("heard of %q, want %s", id, want)
+						}
+					case <-time.After(5 * time.Second):
+						t.Errorf("b did not hear: %s", want)
+					}
+				}
+			}()
 			if _, err := b.Get(ctx, "t1"); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("get of nothing: %v", err)
 			}

@@ -9,7 +9,8 @@ import (
 
 // Memory keeps tasks in the process.
 type Memory struct {
-	now func() time.Time
+	now     func() time.Time
+	changes fanout
 
 	mu    sync.Mutex
 	tasks map[string][]byte // id -> JSON, copied in and out
@@ -23,13 +24,18 @@ func NewMemory() *Memory { return &Memory{now: time.Now, tasks: map[string][]byt
 func (m *Memory) Create(_ context.Context, t *Task) error {
 	now := m.now()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.sweep(now)
 	if _, ok := m.load(t.ID, now); ok {
+		m.mu.Unlock()
 		return ErrExists
 	}
 	created(t, now)
-	return m.store(t)
+	err := m.store(t)
+	m.mu.Unlock()
+	if err == nil {
+		m.changes.changed(t.ID)
+	}
+	return err
 }
 
 // Get implements Store.
@@ -45,6 +51,14 @@ func (m *Memory) Get(_ context.Context, id string) (*Task, error) {
 
 // Update implements Store.
 func (m *Memory) Update(_ context.Context, id string, fn func(*Task) error) (*Task, error) {
+	t, err := m.update(id, fn)
+	if err == nil {
+		m.changes.changed(id)
+	}
+	return t, err
+}
+
+func (m *Memory) update(id string, fn func(*Task) error) (*Task, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -56,6 +70,11 @@ func (m *Memory) Update(_ context.Context, id string, fn func(*Task) error) (*Ta
 		return t, err
 	}
 	return t, m.store(t)
+}
+
+// Subscribe implements Changes.
+func (m *Memory) Subscribe(ctx context.Context, fn func(id string)) error {
+	return m.changes.subscribe(ctx, fn)
 }
 
 func (m *Memory) load(id string, now time.Time) (*Task, bool) {

@@ -25,6 +25,41 @@ func NewRedis(rdb redis.UniversalClient, prefix string) *Redis {
 
 func (s *Redis) key(id string) string { return s.prefix + "task:{" + id + "}" }
 
+// channel is where the changes are published.
+func (s *Redis) channel() string { return s.prefix + "tasks:changed" }
+
+// changed publishes a change; a failure only delays the listeners, who
+// read the store now and then.
+func (s *Redis) changed(ctx context.Context, id string) {
+	_ = s.rdb.Publish(ctx, s.channel(), id).Err()
+}
+
+// Subscribe implements Changes, on its own connection (SUBSCRIBE PREFIX
+// tasks:changed), which go-redis re-establishes after a failure.
+func (s *Redis) Subscribe(ctx context.Context, fn func(id string)) error {
+	ps := s.rdb.Subscribe(ctx, s.channel())
+	if _, err := ps.Receive(ctx); err != nil {
+		ps.Close()
+		return err
+	}
+	go func() {
+		defer ps.Close()
+		ch := ps.Channel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case msg, ok := <-ch:
+				if !ok {
+					return
+				}
+				fn(msg.Payload)
+			}
+		}
+	}()
+	return nil
+}
+
 // updateRetries bounds the optimistic retries of one Update.
 const updateRetries = 16
 
@@ -38,6 +73,9 @@ func (s *Redis) Create(ctx context.Context, t *Task) error {
 	err = s.rdb.SetArgs(ctx, s.key(t.ID), raw, redis.SetArgs{Mode: "NX", ExpireAt: t.Expires}).Err()
 	if errors.Is(err, redis.Nil) {
 		return ErrExists
+	}
+	if err == nil {
+		s.changed(ctx, t.ID)
 	}
 	return err
 }
@@ -87,6 +125,9 @@ func (s *Redis) Update(ctx context.Context, id string, fn func(*Task) error) (*T
 			return err
 		}, key)
 		if !errors.Is(err, redis.TxFailedErr) {
+			if err == nil {
+				s.changed(ctx, id)
+			}
 			return t, err
 		}
 	}

@@ -9,7 +9,8 @@
 //   - Memory: one process, nothing survives a restart.
 //   - Bolt: a bucket in the server's state file under --data.
 //   - Redis: a key per task (PREFIX task:{ID}, JSON, PEXPIREAT its expiry);
-//     Update is an optimistic WATCH/MULTI transaction.
+//     Update is an optimistic WATCH/MULTI transaction. Each write publishes
+//     the task's id on PREFIX tasks:changed (see Changes).
 //
 // A task is kept until TTL after its last change, then it is gone (Get
 // answers ErrNotFound), whatever its status.
