@@ -94,8 +94,19 @@ func (st *runState) save(susp *components.Suspension, res *RunResult) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	cp := &checkpoint.Checkpoint{RunID: req.RunID, Data: data, ThreadID: req.ThreadID, Owner: req.Owner, Expires: last.Add(pauseGrace)}
+	if st.lg != nil {
+		// Held by this process until the pause's events are stored
+		// (handOverLocked): nobody goes on with the run, and writes its
+		// log, before them.
+		cp.Holder = st.s.replica
+	}
 	if err := st.s.checkpoints.Save(ctx, cp); err != nil {
 		return err
+	}
+	if st.lg != nil {
+		st.mu.Lock()
+		st.hold = cp.Fence
+		st.mu.Unlock()
 	}
 	st.s.expiry.schedule(req.RunID, first)
 	res.Outcome = OutcomeInterrupt

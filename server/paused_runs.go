@@ -113,26 +113,20 @@ func (s *Store) dropPaused(ctx context.Context, cp *checkpoint.Checkpoint) error
 // endCancelledLog ends the event log of paused run runID, cancelled (its
 // checkpoint is gone): a segment of its own, RUN_STARTED then RUN_FINISHED
 // outcome cancelled, as a cancelled run ends, so that a client following
-// or rejoining the run gets its end. The writer is this process's if the
-// run paused here; otherwise the log is taken over from whoever paused it
-// (the caller deleted the checkpoint under its claim).
+// or rejoining the run gets its end. The log is taken over from whoever
+// paused it (the caller deleted the checkpoint under its claim), after the
+// last id the pause stored.
 func (s *Store) endCancelledLog(ctx context.Context, runID, threadID string) {
 	rl := s.rl
 	if rl == nil {
 		return
 	}
-	rl.mu.Lock()
-	w, ok := rl.paused[runID]
-	delete(rl.paused, runID)
-	rl.mu.Unlock()
-	if !ok {
-		var err error
-		if w, err = rl.Events.Continue(ctx, runID, "", rl.Replica); err != nil {
-			if !errors.Is(err, eventlog.ErrNotFound) && !errors.Is(err, eventlog.ErrEnded) {
-				s.log.Warn("the cancelled paused run's end was not kept in its log", "run", runID, "err", err)
-			}
-			return
+	w, err := rl.Events.Continue(ctx, runID, "", rl.Replica)
+	if err != nil {
+		if !errors.Is(err, eventlog.ErrNotFound) && !errors.Is(err, eventlog.ErrEnded) {
+			s.log.Warn("the cancelled paused run's end was not kept in its log", "run", runID, "err", err)
 		}
+		return
 	}
 	now := time.Now().UnixMilli()
 	start := events.Event{Type: events.RunStarted, Timestamp: now, ThreadID: threadID, RunID: runID, ProtocolVersion: events.ProtocolVersion}

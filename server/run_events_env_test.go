@@ -28,11 +28,17 @@ const testFlush = 10 * time.Millisecond
 // machine case), closed after the store.
 func boltRunLog(t *testing.T, path string) (RunLog, eventlog.Log) {
 	t.Helper()
+	return boltRunLogFlushing(t, path, testFlush)
+}
+
+// boltRunLogFlushing is boltRunLog flushing every flush.
+func boltRunLogFlushing(t *testing.T, path string, flush time.Duration) (RunLog, eventlog.Log) {
+	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg, err := eventlog.NewBolt(db, eventlog.Options{FlushInterval: testFlush})
+	lg, err := eventlog.NewBolt(db, eventlog.Options{FlushInterval: flush})
 	if err != nil {
 		t.Fatal(err)
 	}

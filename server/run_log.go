@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/control"
 	"github.com/ruleagent/ruleagent/state/eventlog"
 )
@@ -61,10 +63,12 @@ type runLogs struct {
 
 	mu   sync.Mutex
 	runs map[string]*runState // this process's runs with a log, by run id
-	// paused are the logs of this process's runs that paused, for their
-	// resumption in this process to go on writing (a resumption elsewhere
-	// continues the log from what was stored).
-	paused map[string]eventlog.Writer
+	// (A run that paused is no longer here: its writer was detached, and
+	// whoever goes on with it, here or elsewhere, continues its log.)
+	// holds are the checkpoints of paused runs this process still holds
+	// because their release failed (the store did not answer): the
+	// janitor releases them. Fence by run id.
+	holds map[string]uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -94,7 +98,7 @@ func newRunLogs(s *Store, o RunLog) *runLogs {
 	if o.ReapEvery <= 0 {
 		o.ReapEvery = DefaultReapEvery
 	}
-	rl := &runLogs{RunLog: o, s: s, runs: map[string]*runState{}, paused: map[string]eventlog.Writer{}, stop: make(chan struct{})}
+	rl := &runLogs{RunLog: o, s: s, runs: map[string]*runState{}, holds: map[string]uint64{}, stop: make(chan struct{})}
 	rl.control = newControlHandlers(rl)
 	o.Control.Handle(rl.control.handle)
 	rl.wg.Go(rl.janitor)
@@ -151,15 +155,9 @@ func (s *Store) startLog(ctx context.Context, st *runState) error {
 	defer cancel()
 	if st.resumed != nil {
 		// A paused run goes on (its answer claimed its checkpoint): its
-		// log goes on too, in this process's writer if it paused here.
-		rl.mu.Lock()
-		w, ok := rl.paused[req.RunID]
-		delete(rl.paused, req.RunID)
-		rl.mu.Unlock()
-		var err error
-		if !ok {
-			w, err = rl.Events.Continue(sctx, req.RunID, "", rl.Replica)
-		}
+		// log goes on too, after the last id its pause stored (the pause
+		// stored its events before its checkpoint could be claimed).
+		w, err := rl.Events.Continue(sctx, req.RunID, "", rl.Replica)
 		if err != nil {
 			s.log.Warn("the resumed run's events are not kept: it cannot be rejoined", "run", req.RunID, "err", err)
 			return nil
@@ -188,13 +186,15 @@ func (s *Store) startLog(ctx context.Context, st *runState) error {
 
 // logEvent appends a segment's event to the run's log and gives it its id.
 // The caller holds st.mu. A segment that ends on interrupts marks the run
-// waiting before its RUN_FINISHED is appended, and the next segment's
-// RUN_STARTED marks it running again.
+// waiting before its RUN_FINISHED is appended, and hands the run over
+// (handOverLocked) before its client hears of the pause; the next
+// segment's RUN_STARTED marks it running again.
 func (st *runState) logEvent(ev *events.Event) {
 	lg := st.lg
 	if lg == nil || lg.ended {
 		return
 	}
+	pause := false
 	if ev.SubagentRunID == "" {
 		switch {
 		case ev.Type == events.RunStarted && lg.waiting:
@@ -203,10 +203,14 @@ func (st *runState) logEvent(ev *events.Event) {
 		case ev.Type == events.RunFinished && ev.Outcome == events.OutcomeInterrupt:
 			lg.waiting = true
 			lg.setStatus(eventlog.StatusWaiting)
+			pause = true
 		}
 	}
 	lg.buf = ev.AppendJSON(lg.buf[:0])
 	ev.LogID = lg.w.Append(lg.buf)
+	if pause {
+		st.handOverLocked()
+	}
 }
 
 func (lg *runLog) setStatus(status string) {
@@ -243,28 +247,94 @@ func (st *runState) logEndLocked(outcome string) {
 }
 
 // logPauseLocked keeps the log of a run that paused (a checkpoint now)
-// open, waiting: its resumption goes on writing it, in this process or
-// another. The caller holds st.mu.
+// open, waiting, for its resumption to go on writing it, in this process
+// or another; nothing of it stays in this process. The caller holds
+// st.mu.
 func (st *runState) logPauseLocked() {
 	lg := st.lg
 	if lg == nil || lg.ended {
 		return
 	}
-	lg.ended = true // for this runState: the run's next one writes on
-	if lg.timer != nil {
-		lg.timer.Stop()
-	}
 	if !lg.waiting {
 		lg.waiting = true
 		lg.setStatus(eventlog.StatusWaiting)
+	}
+	st.handOverLocked()
+	lg.ended = true // for this runState: the run's next one writes on
+	if lg.timer != nil {
+		lg.timer.Stop()
 	}
 	rl := st.s.rl
 	rl.mu.Lock()
 	if rl.runs[st.req.RunID] == st {
 		delete(rl.runs, st.req.RunID)
 	}
-	rl.paused[st.req.RunID] = lg.w
 	rl.mu.Unlock()
+}
+
+// handOverTimeout bounds a pause's hand-over: the run's end waits for it.
+const handOverTimeout = 2 * time.Second
+
+// handOverLocked makes the paused run's checkpoint claimable once every
+// event of its log is stored: its writer is detached (what is pending is
+// written now), then the checkpoint, which the pause saved held by this
+// process, is released to the fleet. Whoever claims it, here or on
+// another replica, at once or later, continues the log after the pause's
+// last id: no id is given twice, none goes back. A log that cannot be
+// written now (its store is down) does not keep the run from being
+// answered: the checkpoint is released all the same, and the pending
+// events go with the flusher when the store is back. The caller holds
+// st.mu.
+func (st *runState) handOverLocked() {
+	if st.handedOver {
+		return
+	}
+	st.handedOver = true
+	ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
+	defer cancel()
+	if lg := st.lg; lg != nil {
+		if err := lg.w.Detach(ctx); err != nil {
+			st.s.log.Warn("the paused run's last events are not stored yet: a replica that answers it at once may give their ids again",
+				"run", st.req.RunID, "err", err)
+		}
+	}
+	if st.hold != 0 {
+		rl := st.s.rl
+		if err := rl.release(ctx, st.req.RunID, st.hold); err != nil {
+			// The janitor tries again until the store answers.
+			st.s.log.Warn("the paused run is not handed to the fleet yet: it can be answered once the checkpoint store answers",
+				"run", st.req.RunID, "err", err)
+			rl.mu.Lock()
+			rl.holds[st.req.RunID] = st.hold
+			rl.mu.Unlock()
+		}
+		st.hold = 0
+	}
+}
+
+// release hands paused run runID's checkpoint, held by this process with
+// fence, to the fleet. A checkpoint gone or changed hands needs nothing
+// more.
+func (rl *runLogs) release(ctx context.Context, runID string, fence uint64) error {
+	err := rl.s.checkpoints.Release(ctx, runID, fence)
+	if errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, checkpoint.ErrFenced) {
+		return nil
+	}
+	return err
+}
+
+// releaseHolds tries again the releases that failed (handOverLocked).
+func (rl *runLogs) releaseHolds(ctx context.Context) {
+	rl.mu.Lock()
+	holds := maps.Clone(rl.holds)
+	rl.mu.Unlock()
+	for runID, fence := range holds {
+		if rl.release(ctx, runID, fence) == nil {
+			rl.mu.Lock()
+			delete(rl.holds, runID)
+			rl.mu.Unlock()
+		}
+	}
 }
 
 // abandonLog ends the log of a run that did not start.

@@ -72,6 +72,11 @@ type runState struct {
 	usage *ledger.Run
 	// lg is the run's event log (nil: none; see run_log.go).
 	lg *runLog
+	// hold is the fence of the checkpoint a pause saved held by this
+	// process (0: none), until handOverLocked releases it; handedOver
+	// says the pause's log and checkpoint were handed over.
+	hold       uint64
+	handedOver bool
 	// rec keeps the run for the editor, replays and forks (nil: none).
 	rec *runRecorder
 }

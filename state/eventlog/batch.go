@@ -55,15 +55,18 @@ func eachFrame(buf []byte, fn func(id uint64, data []byte) bool) error {
 type core struct {
 	runID string
 
-	mu      sync.Mutex
-	next    uint64 // the id of the next Append
-	pend    batch
-	spare   batch // the batch being written, reused
-	dirty   bool  // registered with the flusher
-	ended   bool
-	dropped int
-	err     error
-	maxPend int
+	mu    sync.Mutex
+	next  uint64 // the id of the next Append
+	pend  batch
+	spare batch // the batch being written, reused
+	dirty bool  // registered with the flusher
+	ended bool
+	// detached: the writer let the run's log go (Detach); nothing more
+	// is appended.
+	detached bool
+	dropped  int
+	err      error
+	maxPend  int
 	// wake is closed (and replaced) at the next Append when waiting is
 	// set: the in-process followers' signal.
 	wake    chan struct{}
@@ -78,7 +81,7 @@ type core struct {
 // flusher the first time it has something pending.
 func (c *core) append(data []byte, markDirty func()) uint64 {
 	c.mu.Lock()
-	if c.ended {
+	if c.ended || c.detached {
 		c.mu.Unlock()
 		return 0
 	}
@@ -101,6 +104,26 @@ func (c *core) append(data []byte, markDirty func()) uint64 {
 	}
 	return id
 }
+
+// detach marks the writer detached and wakes its in-process followers;
+// it reports false when it had ended or detached already.
+func (c *core) detach() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended || c.detached {
+		return false
+	}
+	c.detached = true
+	if c.waiting {
+		close(c.wake)
+		c.wake, c.waiting = make(chan struct{}), false
+	}
+	return true
+}
+
+// closedLocked reports whether the writer takes nothing more; the caller
+// holds c.mu.
+func (c *core) closedLocked() bool { return c.ended || c.detached }
 
 // take hands the pending batch to the flusher (the caller holds flushMu
 // until it is stored or given back).

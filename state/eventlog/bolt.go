@@ -218,7 +218,7 @@ func (w *boltWriter) End(_ context.Context, status string) error {
 
 func (w *boltWriter) setMeta(fn func(*Meta), end bool) {
 	w.mu.Lock()
-	if w.ended {
+	if w.closedLocked() {
 		w.mu.Unlock()
 		return
 	}
@@ -235,6 +235,30 @@ func (w *boltWriter) setMeta(fn func(*Meta), end bool) {
 	if first {
 		w.mark()
 	}
+}
+
+// Detach implements Writer: one transaction, now, with what is pending
+// and the Meta; the writer then leaves the process's live set.
+func (w *boltWriter) Detach(context.Context) error {
+	if !w.detach() {
+		return nil
+	}
+	l := w.l
+	// After the batch the flusher may be writing, if it is.
+	w.flushMu.Lock()
+	j := boltJob{w: w, b: w.take()}
+	w.mu.Lock()
+	if w.metaDirty {
+		j.meta, _ = json.Marshal(w.meta)
+		w.metaDirty = false
+	}
+	w.mu.Unlock()
+	err := l.db.Update(func(tx *bolt.Tx) error { return l.write(tx, &j) })
+	l.settle([]boltJob{j}, err)
+	if err != nil {
+		return fmt.Errorf("event log: run %s: its last events are not stored yet: %w", w.runID, err)
+	}
+	return nil
 }
 
 // Meta implements Log.

@@ -140,7 +140,7 @@ func (l *Bolt) write(tx *bolt.Tx, j *boltJob) error {
 }
 
 // settle ends a flush: batches that failed go back to their writers;
-// writers that ended with nothing left leave the live set.
+// writers that ended (or detached) with nothing left leave the live set.
 func (l *Bolt) settle(jobs []boltJob, err error) {
 	var again []*boltWriter
 	gone := false
@@ -160,7 +160,7 @@ func (l *Bolt) settle(jobs []boltJob, err error) {
 		}
 		w.flushMu.Unlock()
 		w.mu.Lock()
-		done := w.ended && w.pend.n == 0 && !w.metaDirty && err == nil
+		done := w.closedLocked() && w.pend.n == 0 && !w.metaDirty && err == nil
 		w.mu.Unlock()
 		if done {
 			l.mu.Lock()

@@ -54,7 +54,10 @@
 // `id:` line; GET /api/v1/runs/{id}/events follows the log from
 // Last-Event-ID or ?after=; the runs listing is List; End is called with
 // the run's outcome right after its terminal event; a run that pauses
-// calls SetStatus(StatusWaiting) and its resumer Continue.
+// calls SetStatus(StatusWaiting) and Detach (its last events are stored
+// before its checkpoint can be claimed), and its resumer Continue: the
+// ids go on, none given twice, whichever replica answers and however
+// soon.
 package eventlog
 
 import (
@@ -154,6 +157,14 @@ type Writer interface {
 	// outcome) and starts its retention. Followers return after the last
 	// event. Append after End is ignored (id 0).
 	End(ctx context.Context, status string) error
+	// Detach writes what is pending now, before it returns, and lets the
+	// run's log go without ending it: a run that paused hands its log to
+	// whoever goes on with it, in this process or on another replica
+	// (Continue, after the last id this writer gave). Append, SetStatus
+	// and End do nothing after it, and the writer holds nothing in the
+	// process. On failure the pending events stay with the flusher (they
+	// are written when the store is back) and the error says why.
+	Detach(ctx context.Context) error
 	// Err reports the first failure to store the run's events since the
 	// last call (nil: everything appended so far is stored or pending).
 	Err() error

@@ -190,6 +190,12 @@ func (w *redisWriter) mark() { w.l.markDirty(w) }
 
 // SetStatus implements Writer.
 func (w *redisWriter) SetStatus(ctx context.Context, status string) error {
+	w.mu.Lock()
+	closed := w.closedLocked()
+	w.mu.Unlock()
+	if closed {
+		return nil
+	}
 	if err := w.l.rdb.HSet(ctx, w.metaKey, "status", status).Err(); err != nil {
 		return fmt.Errorf("event log: %w", err)
 	}
@@ -199,7 +205,7 @@ func (w *redisWriter) SetStatus(ctx context.Context, status string) error {
 // End implements Writer: the end is written with the next flush.
 func (w *redisWriter) End(_ context.Context, status string) error {
 	w.mu.Lock()
-	if w.ended {
+	if w.closedLocked() {
 		w.mu.Unlock()
 		return nil
 	}
@@ -209,6 +215,36 @@ func (w *redisWriter) End(_ context.Context, status string) error {
 	w.mu.Unlock()
 	if first {
 		w.mark()
+	}
+	return nil
+}
+
+// Detach implements Writer: one pipeline, now, with what is pending.
+func (w *redisWriter) Detach(ctx context.Context) error {
+	if !w.detach() {
+		return nil
+	}
+	// After the batch the flusher may be writing, if it is.
+	w.flushMu.Lock()
+	j := redisJob{w: w, b: w.take()}
+	if j.b == nil {
+		w.flushMu.Unlock()
+		return nil
+	}
+	now := time.Now()
+	_, err := w.l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		w.l.queue(ctx, p, &j, now)
+		return nil
+	})
+	done := stored(j.add)
+	if done {
+		err = nil
+	} else if j.add.Err() != nil {
+		err = j.add.Err()
+	}
+	w.l.settle([]redisJob{j}, now)
+	if err != nil {
+		return fmt.Errorf("event log: run %s: its last events are not stored yet: %w", w.runID, err)
 	}
 	return nil
 }
