@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ruleagent/ruleagent/aspects"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/metrics"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/runs"
@@ -104,19 +106,61 @@ func (s *Store) dropPaused(ctx context.Context, cp *checkpoint.Checkpoint) error
 		return err
 	}
 	s.expiry.stop(runID)
-	s.endCancelledLog(ctx, runID, cp.ThreadID)
-	s.endPausedRecord(ctx, runID, OutcomeCancelled)
+	state, _ := checkpoint.Decode(cp.Data)
+	end := s.cancelledEnd(cp, state)
+	s.endCancelledLog(ctx, runID, end)
+	s.endPausedRecord(ctx, runID, OutcomeCancelled, end)
 	s.plays.ended(runID)
 	return nil
 }
 
+// cancelledEnd is the segment that ends paused run cp (state, nil when it
+// does not decode) cancelled, as a live run's cancellation ends: a
+// RUN_STARTED, then RUN_FINISHED outcome cancelled with the run's usage
+// up to its pause (every segment's: what its checkpoint keeps; nothing
+// was spent since), its duration since it started, and the cost of that
+// usage at the server's prices.
+func (s *Store) cancelledEnd(cp *checkpoint.Checkpoint, state *checkpoint.State) []events.Event {
+	now := time.Now()
+	ms := now.UnixMilli()
+	start := events.Event{Type: events.RunStarted, Timestamp: ms, ThreadID: cp.ThreadID, RunID: cp.RunID, ProtocolVersion: events.ProtocolVersion}
+	end := events.Event{Type: events.RunFinished, Timestamp: ms, ThreadID: cp.ThreadID, RunID: cp.RunID, Outcome: events.OutcomeCancelled}
+	if state != nil {
+		end.Usage = state.Usage
+		end.Meta.DurationMs = now.Sub(state.StartedAt).Milliseconds()
+		end.Meta.Cost, end.Meta.Currency = s.usageCost(state.Usage)
+	}
+	return []events.Event{start, end}
+}
+
+// usageCost is what usage costs at the usage ledger's prices, and the
+// currency; empty when none of it has a price (or there are none).
+func (s *Store) usageCost(usage []events.TokenUsage) (cost, currency string) {
+	if s.ledger == nil || s.ledger.Prices() == nil {
+		return "", ""
+	}
+	prices := s.ledger.Prices()
+	var total ledger.Nanos
+	priced := false
+	for _, u := range usage {
+		if p := prices.Lookup(u.Provider, u.Model); p != nil {
+			total += p.Cost(aspects.Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+				ReasoningTokens: u.ReasoningTokens, CachedTokens: u.CachedInputTokens})
+			priced = true
+		}
+	}
+	if !priced {
+		return "", ""
+	}
+	return total.String(), s.ledger.Currency()
+}
+
 // endCancelledLog ends the event log of paused run runID, cancelled (its
-// checkpoint is gone): a segment of its own, RUN_STARTED then RUN_FINISHED
-// outcome cancelled, as a cancelled run ends, so that a client following
-// or rejoining the run gets its end. The log is taken over from whoever
-// paused it (the caller deleted the checkpoint under its claim), after the
-// last id the pause stored.
-func (s *Store) endCancelledLog(ctx context.Context, runID, threadID string) {
+// checkpoint is gone), with the segment end (cancelledEnd), so that a
+// client following or rejoining the run gets its end. The log is taken
+// over from whoever paused it (the caller deleted the checkpoint under
+// its claim), after the last id the pause stored.
+func (s *Store) endCancelledLog(ctx context.Context, runID string, end []events.Event) {
 	rl := s.rl
 	if rl == nil {
 		return
@@ -128,13 +172,17 @@ func (s *Store) endCancelledLog(ctx context.Context, runID, threadID string) {
 		}
 		return
 	}
-	now := time.Now().UnixMilli()
-	start := events.Event{Type: events.RunStarted, Timestamp: now, ThreadID: threadID, RunID: runID, ProtocolVersion: events.ProtocolVersion}
-	b := start.AppendJSON(nil)
-	w.Append(b)
-	end := events.Event{Type: events.RunFinished, Timestamp: now, ThreadID: threadID, RunID: runID, Outcome: events.OutcomeCancelled}
-	w.Append(end.AppendJSON(b[:0]))
+	appendEvents(w, end)
 	if err := w.End(ctx, OutcomeCancelled); err != nil {
 		s.log.Warn("the cancelled paused run's end was not kept in its log", "run", runID, "err", err)
+	}
+}
+
+// appendEvents appends evs to a run's log.
+func appendEvents(w eventlog.Writer, evs []events.Event) {
+	var b []byte
+	for i := range evs {
+		b = evs[i].AppendJSON(b[:0])
+		w.Append(b)
 	}
 }

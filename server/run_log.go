@@ -344,12 +344,14 @@ func (st *runState) abandonLog() {
 	st.logEndLocked(OutcomeError)
 }
 
-// logTail makes sure a run that ends without a client still ends its log
-// with its terminal event: a run that ended while paused (its interrupts
-// expired) gets a segment of its own, which only the log reads.
+// logTail makes sure a run that ends without a client still ends what
+// keeps its events (its log, its record) with its terminal event, once: a
+// run that ended while paused (its interrupts expired) gets a segment of
+// its own, which only they read.
 func (st *runState) logTail() {
 	st.mu.Lock()
-	need := st.lg != nil && !st.lg.ended && st.seg == nil
+	keep := st.lg != nil && !st.lg.ended || st.rec != nil
+	need := keep && st.seg == nil && !st.terminated
 	st.mu.Unlock()
 	if need {
 		st.attach(events.Discard, st.req.ThreadID, st.req.RunID)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/state/eventlog"
 	"github.com/ruleagent/ruleagent/state/runrecord"
@@ -138,8 +139,9 @@ func (t *runTap) restoreSeen(agents []runrecord.Agent) {
 }
 
 // endPausedRecord ends the record of paused run runID that will not go
-// on (it was cancelled): its outcome, and its event log.
-func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string) {
+// on (it was cancelled): its outcome, and its events with end, the
+// segment that ends it (in its event log, or the record's own events).
+func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string, end []events.Event) {
 	if s.recording.Records == nil {
 		return
 	}
@@ -151,6 +153,7 @@ func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string) {
 		}
 	}
 	if w != nil {
+		appendEvents(w, end)
 		if err := w.End(ctx, outcome); err != nil {
 			s.log.Warn("run events: the end not kept", "run", runID, "err", err)
 		}
@@ -160,6 +163,11 @@ func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string) {
 		return
 	}
 	rec.Meta.Outcome, rec.Meta.EndedAt = outcome, time.Now().UTC()
+	if s.recordingLog() == nil {
+		for i := range end {
+			rec.Events = append(rec.Events, end[i].AppendJSON(nil))
+		}
+	}
 	if err := s.recording.Records.Put(ctx, rec); err != nil {
 		s.log.Warn("run record not kept", "run", runID, "err", err)
 	}

@@ -77,6 +77,9 @@ type runState struct {
 	// says the pause's log and checkpoint were handed over.
 	hold       uint64
 	handedOver bool
+	// terminated says the run's terminal event was emitted (its end, not
+	// a pause).
+	terminated bool
 	// rec keeps the run for the editor, replays and forks (nil: none).
 	rec *runRecorder
 }
@@ -189,6 +192,7 @@ func (st *runState) detach(seg *segment, usage []events.TokenUsage) (cost, curre
 	st.withCost(&term.Meta)
 	seg.stream.Emit(term)
 	st.seg = nil
+	st.terminated = true
 	st.logEndLocked(OutcomeCancelled)
 	return term.Meta.Cost, term.Meta.Currency
 }
@@ -344,6 +348,7 @@ func (st *runState) emitTerminalLocked() {
 	res.Cost, res.Currency = term.Meta.Cost, term.Meta.Currency
 	st.seg.stream.Emit(term)
 	st.seg = nil
+	st.terminated = true
 }
 
 // usageSince is now minus base, entry by entry (provider and model);

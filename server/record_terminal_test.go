@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ruleagent/ruleagent/state/eventlog"
+	"github.com/ruleagent/ruleagent/state/runrecord"
+)
+
+// recordedEvents are run runID's events as its record keeps them: in the
+// recording's event log when it has one, else in the record itself. It
+// waits until the run has ended.
+func recordedEvents(t *testing.T, e *apiEnv, lg eventlog.Log, runID string) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var rec *runrecord.Record
+	for {
+		var err error
+		rec, err = e.store.GetRecord(t.Context(), runID)
+		if err == nil && rec.Meta.Outcome != "" && rec.Meta.Outcome != OutcomeInterrupt {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s's record did not end: %v %+v", runID, err, rec)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var out []string
+	if lg == nil {
+		for _, ev := range rec.Events {
+			out = append(out, string(ev))
+		}
+		return out
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for ev, err := range lg.Follow(ctx, runID, 0) {
+		if err != nil {
+			t.Fatalf("run %s's log: %v (so far %q)", runID, err, out)
+		}
+		out = append(out, string(ev.Data))
+	}
+	return out
+}
+
+// endsOnce checks that a run's events end with its one terminal event
+// (segments that ended on interrupts aside), of outcome want.
+func endsOnce(t *testing.T, what string, evs []string, want string) {
+	t.Helper()
+	n := 0
+	for _, ev := range evs {
+		if terminal([]byte(ev)) && !pausedEnd([]byte(ev)) {
+			n++
+		}
+	}
+	if n != 1 || len(evs) == 0 || !terminal([]byte(evs[len(evs)-1])) || !strings.Contains(evs[len(evs)-1], want) {
+		t.Fatalf("%s: %d terminal events, want one, last: %q", what, n, evs)
+	}
+}
+
+// Every recorded run ends with exactly one terminal event, however the
+// store keeps its events (the recording's own event log, the record
+// itself, or the run log beside the record) and however it ends: by
+// itself, cancelled while paused, or going on after its interrupts
+// expired with no client.
+func TestEveryRecordedRunEndsWithOneTerminal(t *testing.T) {
+	for _, c := range []string{"recording log", "record", "run log"} {
+		t.Run(c, func(t *testing.T) {
+			records := runrecord.NewMemory(runrecord.Options{})
+			so := StoreOptions{Recording: Recording{Records: records}}
+			var lg eventlog.Log
+			switch c {
+			case "recording log":
+				_, lg = boltRunLog(t, stateFile(t))
+				so.Recording.Events = lg
+			case "run log":
+				so.RunLog, _ = boltRunLog(t, stateFile(t))
+			}
+			e := newAPIEnvWith(t, Options{}, so)
+			deployHasty(t, e)
+			pause := func(chain, runID string) {
+				code, body, _ := e.do("POST", "/api/v1/chains/"+chain+"/run", map[string]any{"input": "lookup it", "runId": runID})
+				var ans runAnswer
+				if code != 200 || json.Unmarshal(body, &ans) != nil || ans.Outcome != "interrupt" {
+					t.Fatalf("run: %d %s", code, body)
+				}
+			}
+			if code, body, _ := e.do("POST", "/api/v1/chains/chat/run", map[string]any{"input": "hi", "runId": "plain"}); code != 200 {
+				t.Fatalf("run: %d %s", code, body)
+			}
+			endsOnce(t, "a run that ended by itself", recordedEvents(t, e, lg, "plain"), `"type":"RUN_FINISHED"`)
+			pause("guarded", "cancelled")
+			if code, body, _ := e.do("POST", "/api/v1/runs/cancelled/cancel", nil); code != 202 {
+				t.Fatalf("cancel: %d %s", code, body)
+			}
+			endsOnce(t, "a paused run cancelled", recordedEvents(t, e, lg, "cancelled"), `"outcome":{"type":"cancelled"}`)
+			pause("hasty", "expired")
+			endsOnce(t, "a paused run whose interrupt expired", recordedEvents(t, e, lg, "expired"), `"type":"RUN_FINISHED"`)
+		})
+	}
+}
