@@ -104,6 +104,10 @@ func (s *Store) nothingAfter(ctx context.Context, m eventlog.Meta, after uint64)
 	if !m.Ended() || after == 0 {
 		return false
 	}
+	if after >= lostIDBase {
+		// The client has the run's replica_lost end, which came last.
+		return true
+	}
 	more := false
 	for range s.rl.Events.Follow(ctx, m.RunID, after) {
 		more = true // an event, or an error that follow reports
@@ -188,7 +192,7 @@ func (s *Store) follow(ctx context.Context, out *sse.Writer, m eventlog.Meta, sc
 		if sc.skip != nil && sc.skip(e.Data) {
 			continue
 		}
-		if out.Logged(e.ID, e.Data) != nil {
+		if out.Logged(wireID(e.ID, e.Data), e.Data) != nil {
 			return
 		}
 		ended = ended || terminal(e.Data)
@@ -208,13 +212,32 @@ func (s *Store) follow(ctx context.Context, out *sse.Writer, m eventlog.Meta, sc
 // run's terminal event all the same. That happens when the run's replica
 // died before its last events were written (they are written in batches;
 // its client had them already): the replica that ended the run gave its
-// RUN_ERROR replica_lost the next id of the log, which the client has.
+// RUN_ERROR replica_lost the next id of the log, which the client has. It
+// goes with its SSE id (wireID), above the client's: the client has it
+// once.
 func (s *Store) lostEnd(ctx context.Context, out *sse.Writer, runID string) {
 	// Only a replica_lost end: a run that ended by itself wrote every id
 	// its client had, its terminal event included.
 	if id, data, err := s.lastEvent(ctx, runID); err == nil && lostTerminal(data) {
-		_ = out.Logged(id, data)
+		_ = out.Logged(wireID(id, data), data)
 	}
+}
+
+// lostIDBase is added to the log id of a run's RUN_ERROR replica_lost in
+// the SSE id it is sent with. The replica that ended the run gave it the
+// next id of the log, which may be at or below ids the dead replica gave
+// its client (events it had not written yet): sent with an id above every
+// id a run can reach (2^52, still exact as a JavaScript number), it is
+// the last id a client has, and a client that reconnects with it has the
+// whole run (204), however it got it.
+const lostIDBase uint64 = 1 << 52
+
+// wireID is the SSE id of logged event id (data).
+func wireID(id uint64, data []byte) uint64 {
+	if lostTerminal(data) {
+		return lostIDBase + id
+	}
+	return id
 }
 
 // lastEvent reads run runID's last event (a copy).

@@ -171,3 +171,35 @@ func deployHasty(t *testing.T, e *apiEnv) {
 		t.Fatalf("deploy: %d %s", code, body)
 	}
 }
+
+// A run whose replica died before its last events reached the log ends
+// with a RUN_ERROR replica_lost whose id in the log may be at or below ids
+// the dead replica gave its client. Rejoining clients get it exactly once:
+// its SSE id is above every id of the run, and a client that has it (a
+// follower, or one that rejoined after ids the log never kept) gets 204
+// when it reconnects with it, not the terminal again.
+func TestFleetReplicaLostTerminalIsSentOnce(t *testing.T) {
+	fl := redisFleetFlushing(t, []time.Duration{time.Hour, 0})
+	a, b := fl[0], fl[1]
+	ctx := t.Context()
+	onA := a.openSSE(ctx, "POST", "/api/v1/chains/slow/run", `{"input":"go","stream":true,"runId":"lost-once"}`)
+	onA.until(t, "TEXT_MESSAGE_CONTENT")
+	last := onA.until(t, "TEXT_MESSAGE_CONTENT")
+	onB := b.openSSE(ctx, "GET", "/api/v1/runs/lost-once/events", "") // follows what the log has: nothing yet
+	a.die()
+	followed := onB.wait(t)
+	rejoined := b.openSSE(ctx, "GET", "/api/v1/runs/lost-once/events", "", "Last-Event-ID", strconvU(last)).wait(t)
+	for what, fs := range map[string][]sseFrame{"the follower": followed, "the client of the dead replica": rejoined} {
+		if len(fs) == 0 || !lostTerminal([]byte(fs[len(fs)-1].data)) {
+			t.Fatalf("%s's stream: %+v", what, fs)
+		}
+		end := fs[len(fs)-1].id
+		if end <= last {
+			t.Fatalf("%s got the lost terminal with id %d, at or below the %d the dead replica gave", what, end, last)
+		}
+		code, body, _ := b.do("GET", "/api/v1/runs/lost-once/events", nil, "Last-Event-ID", strconvU(end))
+		if code != 204 {
+			t.Fatalf("%s reconnecting with the terminal's id %d: %d %s", what, end, code, body)
+		}
+	}
+}

@@ -218,7 +218,10 @@ func TestRestartEndsTheEarlierProcessRuns(t *testing.T) {
 		!strings.Contains(got[1].data, `"code":"replica_lost"`) {
 		t.Fatalf("the killed run's log: %+v", got)
 	}
-	checkIDs(t, "the killed run", got, 0)
+	checkIDs(t, "the killed run", got[:1], 0)
+	if got[1].id != lostIDBase+2 {
+		t.Fatalf("the killed run's end has id %d, want %d (its log id 2, above every id of a run)", got[1].id, lostIDBase+2)
+	}
 	if m, err := lg.Meta(t.Context(), "run-killed"); err != nil || m.Status != OutcomeError {
 		t.Fatalf("meta %+v %v", m, err)
 	}
@@ -299,7 +302,8 @@ func TestFleetReplicaLost(t *testing.T) {
 // A replica killed before its last events reached the log (they are written
 // every flush interval; its client had them already): a client that rejoins
 // after the last id it got still gets the run's terminal RUN_ERROR
-// replica_lost, whose id in the log is lower, instead of an empty stream.
+// replica_lost, whose id in the log is lower (its SSE id is above them:
+// wireID), instead of an empty stream.
 func TestFleetReplicaLostBeforeItsEventsWereKept(t *testing.T) {
 	fl := redisFleetFlushing(t, []time.Duration{time.Hour, 0})
 	a, b := fl[0], fl[1]

@@ -135,8 +135,9 @@ read:
 		t.Fatalf("the rejoined stream (from %s, after %v) is empty", resp.Header.Get("X-Upstream"), took)
 	}
 	// The events the log kept after the client's last come in order; the
-	// terminal event may have a lower id, when the replica died before
-	// writing events its client had (server.lostEnd).
+	// terminal event's log id may be lower, when the replica died before
+	// writing events its client had: it is sent with an id above every id
+	// of the run (server.lostEnd, wireID).
 	for i, fr := range tail[:len(tail)-1] {
 		if fr.id != last+uint64(i)+1 {
 			t.Fatalf("event %d of the rejoined stream has id %d, want %d", i, fr.id, last+uint64(i)+1)
