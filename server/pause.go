@@ -94,7 +94,8 @@ func (st *runState) save(susp *components.Suspension, res *RunResult) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	cp := &checkpoint.Checkpoint{RunID: req.RunID, Data: data, ThreadID: req.ThreadID, Owner: req.Owner, Expires: last.Add(pauseGrace)}
-	if st.lg != nil {
+	logged := st.lg != nil || st.rec.keepsLog()
+	if logged {
 		// Held by this process until the pause's events are stored
 		// (handOverLocked): nobody goes on with the run, and writes its
 		// log, before them.
@@ -103,7 +104,7 @@ func (st *runState) save(susp *components.Suspension, res *RunResult) error {
 	if err := st.s.checkpoints.Save(ctx, cp); err != nil {
 		return err
 	}
-	if st.lg != nil {
+	if logged {
 		st.mu.Lock()
 		st.hold = cp.Fence
 		st.mu.Unlock()
@@ -300,4 +301,51 @@ func (s *Store) expire(runID string) {
 // timedOut is the answer nobody gave to p in time: a denial.
 func timedOut(p *checkpoint.Pending) answer {
 	return answer{decision: denial(fmt.Sprintf("nobody answered within %s", p.Timeout))}
+}
+
+// releaseRetry is how often a pause whose release failed is tried again.
+const releaseRetry = time.Second
+
+// heldPauses are the checkpoints this process saved held (see
+// handOverLocked) and could not release yet, the store not answering:
+// each is tried again every releaseRetry until it is released or gone, or
+// the store closes (a checkpoint held by a process that is gone is free).
+type heldPauses struct {
+	mu     sync.Mutex
+	fences map[string]uint64 // by run id
+	timers expiryTimers
+}
+
+// releasePause hands paused run runID's checkpoint, held by this process
+// with fence, to the fleet; should the store not answer, it is tried
+// again until it does.
+func (s *Store) releasePause(ctx context.Context, runID string, fence uint64) {
+	err := s.checkpoints.Release(ctx, runID, fence)
+	if err == nil || errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, checkpoint.ErrFenced) {
+		return
+	}
+	s.log.Warn("the paused run is not handed to the fleet yet: it can be answered once the checkpoint store answers",
+		"run", runID, "err", err)
+	h := &s.held
+	h.mu.Lock()
+	if h.fences == nil {
+		h.fences = map[string]uint64{}
+	}
+	h.fences[runID] = fence
+	h.mu.Unlock()
+	h.timers.schedule(runID, time.Now().Add(releaseRetry))
+}
+
+// retryRelease tries again to release paused run runID's checkpoint.
+func (s *Store) retryRelease(runID string) {
+	h := &s.held
+	h.mu.Lock()
+	fence, ok := h.fences[runID]
+	delete(h.fences, runID)
+	h.mu.Unlock()
+	if ok {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		s.releasePause(ctx, runID, fence)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/eventlog"
 	"github.com/ruleagent/ruleagent/state/runrecord"
 )
@@ -101,5 +102,54 @@ func TestEveryRecordedRunEndsWithOneTerminal(t *testing.T) {
 			pause("hasty", "expired")
 			endsOnce(t, "a paused run whose interrupt expired", recordedEvents(t, e, lg, "expired"), `"type":"RUN_FINISHED"`)
 		})
+	}
+}
+
+// Two stores recording runs into one event log (a Go host's
+// Recording.Events, no run log): a run paused on A and answered on B, and
+// one paused on A and cancelled on B, keep one log each, ids 1..N once
+// each in order, ending with one terminal event; A keeps no writer of
+// them (B continues their logs).
+func TestRecordedPauseAnsweredElsewhereKeepsOneLog(t *testing.T) {
+	_, lg := boltRunLog(t, stateFile(t))
+	cps := checkpoint.NewMemory(nil)
+	records := runrecord.NewMemory(runrecord.Options{})
+	open := func(replica string) *apiEnv {
+		return newAPIEnvWith(t, Options{}, StoreOptions{Checkpoints: cps, Replica: replica,
+			Recording: Recording{Records: records, Events: lg, Replica: replica}})
+	}
+	a, b := open("a"), open("b")
+	for _, c := range []struct{ runID, verb, want string }{{"answered-on-b", "resume", `"type":"RUN_FINISHED"`},
+		{"cancelled-on-b", "cancel", `"outcome":{"type":"cancelled"}`}} {
+		code, body, _ := a.do("POST", "/api/v1/chains/guarded/run", map[string]any{"input": "lookup it", "runId": c.runID})
+		var ans runAnswer
+		if code != 200 || json.Unmarshal(body, &ans) != nil || ans.Outcome != "interrupt" {
+			t.Fatalf("run: %d %s", code, body)
+		}
+		var req any
+		if c.verb == "resume" {
+			req = map[string]any{"resume": []any{map[string]any{"interruptId": ans.Interrupts[0].ID, "status": "resolved",
+				"payload": map[string]any{"approved": true}}}}
+		}
+		if code, body, _ := b.do("POST", "/api/v1/runs/"+c.runID+"/"+c.verb, req); code/100 != 2 {
+			t.Fatalf("%s: %d %s", c.verb, code, body)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		var ids []uint64
+		var evs []string
+		for e, err := range lg.Follow(ctx, c.runID, 0) {
+			if err != nil {
+				t.Fatalf("%s's log: %v (so far %q)", c.runID, err, evs)
+			}
+			ids = append(ids, e.ID)
+			evs = append(evs, string(e.Data))
+		}
+		cancel()
+		for i, id := range ids {
+			if id != uint64(i)+1 {
+				t.Fatalf("%s's log: event %d has id %d: %v", c.runID, i, id, ids)
+			}
+		}
+		endsOnce(t, c.runID, evs, c.want)
 	}
 }

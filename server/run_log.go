@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ruleagent/ruleagent/events"
-	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/control"
 	"github.com/ruleagent/ruleagent/state/eventlog"
 )
@@ -65,10 +63,6 @@ type runLogs struct {
 	runs map[string]*runState // this process's runs with a log, by run id
 	// (A run that paused is no longer here: its writer was detached, and
 	// whoever goes on with it, here or elsewhere, continues its log.)
-	// holds are the checkpoints of paused runs this process still holds
-	// because their release failed (the store did not answer): the
-	// janitor releases them. Fence by run id.
-	holds map[string]uint64
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -98,7 +92,7 @@ func newRunLogs(s *Store, o RunLog) *runLogs {
 	if o.ReapEvery <= 0 {
 		o.ReapEvery = DefaultReapEvery
 	}
-	rl := &runLogs{RunLog: o, s: s, runs: map[string]*runState{}, holds: map[string]uint64{}, stop: make(chan struct{})}
+	rl := &runLogs{RunLog: o, s: s, runs: map[string]*runState{}, stop: make(chan struct{})}
 	rl.control = newControlHandlers(rl)
 	o.Control.Handle(rl.control.handle)
 	rl.wg.Go(rl.janitor)
@@ -184,33 +178,31 @@ func (s *Store) startLog(ctx context.Context, st *runState) error {
 	return nil
 }
 
-// logEvent appends a segment's event to the run's log and gives it its id.
-// The caller holds st.mu. A segment that ends on interrupts marks the run
-// waiting before its RUN_FINISHED is appended, and hands the run over
-// (handOverLocked) before its client hears of the pause; the next
-// segment's RUN_STARTED marks it running again.
-func (st *runState) logEvent(ev *events.Event) {
+// logEvent appends a segment's event to the run's log and gives it its id;
+// it reports whether the event ends the segment on interrupts (the caller
+// then hands the run over: handOverLocked). The caller holds st.mu. A
+// segment that ends on interrupts marks the run waiting before its
+// RUN_FINISHED is appended, and the next segment's RUN_STARTED marks it
+// running again.
+func (st *runState) logEvent(ev *events.Event) bool {
+	pause := ev.SubagentRunID == "" && ev.Type == events.RunFinished && ev.Outcome == events.OutcomeInterrupt
 	lg := st.lg
 	if lg == nil || lg.ended {
-		return
+		return pause
 	}
-	pause := false
 	if ev.SubagentRunID == "" {
 		switch {
 		case ev.Type == events.RunStarted && lg.waiting:
 			lg.waiting = false
 			lg.setStatus(eventlog.StatusRunning)
-		case ev.Type == events.RunFinished && ev.Outcome == events.OutcomeInterrupt:
+		case pause:
 			lg.waiting = true
 			lg.setStatus(eventlog.StatusWaiting)
-			pause = true
 		}
 	}
 	lg.buf = ev.AppendJSON(lg.buf[:0])
 	ev.LogID = lg.w.Append(lg.buf)
-	if pause {
-		st.handOverLocked()
-	}
+	return pause
 }
 
 func (lg *runLog) setStatus(status string) {
@@ -277,7 +269,8 @@ const handOverTimeout = 2 * time.Second
 
 // handOverLocked makes the paused run's checkpoint claimable once every
 // event of its log is stored: its writer is detached (what is pending is
-// written now), then the checkpoint, which the pause saved held by this
+// written now), and so is its record's (Recording.Events), then the
+// checkpoint, which the pause saved held by this
 // process, is released to the fleet. Whoever claims it, here or on
 // another replica, at once or later, continues the log after the pause's
 // last id: no id is given twice, none goes back. A log that cannot be
@@ -292,48 +285,22 @@ func (st *runState) handOverLocked() {
 	st.handedOver = true
 	ctx, cancel := context.WithTimeout(context.Background(), handOverTimeout)
 	defer cancel()
+	var ws []eventlog.Writer
 	if lg := st.lg; lg != nil {
-		if err := lg.w.Detach(ctx); err != nil {
+		ws = append(ws, lg.w)
+	}
+	if w := st.rec.pauseLog(); w != nil {
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		if err := w.Detach(ctx); err != nil {
 			st.s.log.Warn("the paused run's last events are not stored yet: a replica that answers it at once may give their ids again",
 				"run", st.req.RunID, "err", err)
 		}
 	}
 	if st.hold != 0 {
-		rl := st.s.rl
-		if err := rl.release(ctx, st.req.RunID, st.hold); err != nil {
-			// The janitor tries again until the store answers.
-			st.s.log.Warn("the paused run is not handed to the fleet yet: it can be answered once the checkpoint store answers",
-				"run", st.req.RunID, "err", err)
-			rl.mu.Lock()
-			rl.holds[st.req.RunID] = st.hold
-			rl.mu.Unlock()
-		}
+		st.s.releasePause(ctx, st.req.RunID, st.hold)
 		st.hold = 0
-	}
-}
-
-// release hands paused run runID's checkpoint, held by this process with
-// fence, to the fleet. A checkpoint gone or changed hands needs nothing
-// more.
-func (rl *runLogs) release(ctx context.Context, runID string, fence uint64) error {
-	err := rl.s.checkpoints.Release(ctx, runID, fence)
-	if errors.Is(err, checkpoint.ErrNotFound) || errors.Is(err, checkpoint.ErrFenced) {
-		return nil
-	}
-	return err
-}
-
-// releaseHolds tries again the releases that failed (handOverLocked).
-func (rl *runLogs) releaseHolds(ctx context.Context) {
-	rl.mu.Lock()
-	holds := maps.Clone(rl.holds)
-	rl.mu.Unlock()
-	for runID, fence := range holds {
-		if rl.release(ctx, runID, fence) == nil {
-			rl.mu.Lock()
-			delete(rl.holds, runID)
-			rl.mu.Unlock()
-		}
 	}
 }
 

@@ -18,8 +18,7 @@ var eventlogLive = eventlog.Filter{Live: true}
 
 // janitor ends, every ReapEvery until the store closes, the runs whose
 // replica is gone: on one machine those of an earlier process (at once,
-// at start), in a fleet those of a replica whose heartbeat stopped. It
-// also hands to the fleet the paused runs whose release failed.
+// at start), in a fleet those of a replica whose heartbeat stopped.
 func (rl *runLogs) janitor() {
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -30,7 +29,6 @@ func (rl *runLogs) janitor() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		rl.releaseHolds(ctx)
 		rl.reap(ctx)
 		cancel()
 		t.Reset(rl.ReapEvery)

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ruleagent/ruleagent/components"
@@ -59,12 +58,9 @@ func (s *Store) continueRecord(ctx context.Context, st *runState, play *playback
 	rr.rec.resumed(p, entries)
 	rr.evs = slices.Clone(rec.Events)
 	if l := s.recordingLog(); l != nil {
-		w := s.pausedLogs.take(req.RunID)
-		if w == nil {
-			// Paused by another process: this one holds the run's
-			// checkpoint claim, and takes its log over.
-			w, err = l.Continue(lctx, req.RunID, "", s.recording.Replica)
-		}
+		// This process holds the run's checkpoint claim, and takes its
+		// log over (the pause detached it: handOverLocked).
+		w, err := l.Continue(lctx, req.RunID, "", s.recording.Replica)
 		if err != nil {
 			s.log.Warn("run events not kept", "run", req.RunID, "err", err)
 		} else {
@@ -145,8 +141,8 @@ func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string, end 
 	if s.recording.Records == nil {
 		return
 	}
-	w := s.pausedLogs.take(runID)
-	if l := s.recordingLog(); w == nil && l != nil {
+	var w eventlog.Writer
+	if l := s.recordingLog(); l != nil {
 		var err error
 		if w, err = l.Continue(ctx, runID, "", s.recording.Replica); err != nil && !errors.Is(err, eventlog.ErrNotFound) {
 			s.log.Warn("run events: the end not kept", "run", runID, "err", err)
@@ -171,31 +167,6 @@ func (s *Store) endPausedRecord(ctx context.Context, runID, outcome string, end 
 	if err := s.recording.Records.Put(ctx, rec); err != nil {
 		s.log.Warn("run record not kept", "run", runID, "err", err)
 	}
-}
-
-// pausedLogs are the open event logs of the runs this process paused,
-// taken back when they go on here (another process reopens them with
-// eventlog.Log.Continue).
-type pausedLogs struct {
-	mu sync.Mutex
-	m  map[string]eventlog.Writer
-}
-
-func (p *pausedLogs) put(runID string, w eventlog.Writer) {
-	p.mu.Lock()
-	if p.m == nil {
-		p.m = map[string]eventlog.Writer{}
-	}
-	p.m[runID] = w
-	p.mu.Unlock()
-}
-
-func (p *pausedLogs) take(runID string) eventlog.Writer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w := p.m[runID]
-	delete(p.m, runID)
-	return w
 }
 
 // recordingLog is the event log the recording writes its runs' events

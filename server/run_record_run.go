@@ -155,16 +155,29 @@ func secretName(k string) bool {
 	return false
 }
 
-// tee returns the sink of a segment: each event reaches sink and the
-// run's record and event log.
-func (rr *runRecorder) tee(sink events.Sink) events.Sink {
+// keepsLog reports whether the run's events go to an event log of the
+// recording's own (Recording.Events). A nil recorder keeps none.
+func (rr *runRecorder) keepsLog() bool {
 	if rr == nil {
-		return sink
+		return false
 	}
-	return events.SinkFunc(func(ev events.Event) {
-		rr.event(&ev)
-		sink.Emit(ev)
-	})
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return rr.log != nil
+}
+
+// pauseLog detaches the run's event log when the run pauses (see
+// handOverLocked) and returns it, to write what is pending; nil when
+// there is none. Whoever goes on with the run continues the log.
+func (rr *runRecorder) pauseLog() eventlog.Writer {
+	if rr == nil {
+		return nil
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	w := rr.log
+	rr.log = nil
+	return w
 }
 
 // event keeps one event of the run (segments never overlap: the run's
@@ -257,13 +270,6 @@ func (rr *runRecorder) end(res *RunResult) {
 	log := rr.log
 	rr.mu.Unlock()
 	s := rr.s
-	paused := res.Outcome == OutcomeInterrupt
-	if paused && log != nil {
-		// The run goes on when it is answered (continueRecord), here or
-		// in another process: its log stays open, waiting.
-		s.pausedLogs.put(m.RunID, log)
-		log = nil
-	}
 	done := s.pending.add(&rec)
 	s.recordWG.Go(func() {
 		defer s.pending.remove(m.RunID, done)

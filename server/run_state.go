@@ -212,14 +212,21 @@ func (st *runState) attach(sink events.Sink, threadID, runID string) *segment {
 	if sink == nil {
 		sink = events.Discard
 	}
-	sink = st.rec.tee(sink)
 	seg := &segment{base: st.ledger.Entries(), client: sink}
 	st.usage.Segment(runID)
-	chainID, regID := st.req.ChainID, st.req.RunID
+	chainID, regID, rec := st.req.ChainID, st.req.RunID, st.rec
 	// Every event of the run is emitted under st.mu: the log (which gives
-	// the event its id) and the client see them in one order.
+	// the event its id), the record and the client see them in one order.
+	// A pause is handed over (handOverLocked) once the log and the record
+	// have its end, before the client hears of it.
 	seg.stream = events.NewStream(events.SinkFunc(func(ev events.Event) {
-		st.logEvent(&ev)
+		pause := st.logEvent(&ev)
+		if rec != nil {
+			rec.event(&ev)
+		}
+		if pause {
+			st.handOverLocked()
+		}
 		if !seg.flushing {
 			st.s.live.Event(chainID, regID, &ev)
 		}

@@ -102,8 +102,10 @@ type Store struct {
 	recordWG  sync.WaitGroup
 	plays     playPools
 	pending   pendingRecords
-	// pausedLogs are the event logs of the runs this process paused.
-	pausedLogs pausedLogs
+
+	// held are the paused runs whose checkpoints could not be released
+	// yet (pause.go).
+	held heldPauses
 }
 
 // NewConfig returns the RuleGo configuration ruleagent runs chains with:
@@ -197,6 +199,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		s.replica = health.NewReplicaID()
 	}
 	s.expiry = &expiryTimers{fire: s.expire}
+	s.held.timers.fire = s.retryRelease
 	if o.Chains != nil {
 		s.fleet = newFleetChains(s, o.Chains, s.replica)
 		s.dir, dir = "", ""
@@ -427,6 +430,7 @@ func (s *Store) SetLogger(l *slog.Logger) {
 func (s *Store) Close() {
 	// Paused runs stay in the checkpoint store, for the next process.
 	s.expiry.close()
+	s.held.timers.close()
 	s.watch.close()
 	s.closeMCPHTTP()
 	s.live.Close()
