@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruleagent/ruleagent/internal/llmtest"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/eventlog"
 	"github.com/ruleagent/ruleagent/state/runrecord"
@@ -152,4 +153,23 @@ func TestRecordedPauseAnsweredElsewhereKeepsOneLog(t *testing.T) {
 		}
 		endsOnce(t, c.runID, evs, c.want)
 	}
+}
+
+// A run whose client went away goes on for the client to rejoin, and is
+// recorded to its end: its record's events end with its terminal event.
+func TestRunWhoseClientLeftIsRecordedToItsEnd(t *testing.T) {
+	rl, _ := boltRunLog(t, stateFile(t))
+	e := newAPIEnvWith(t, Options{}, StoreOptions{RunLog: rl, Recording: Recording{Records: runrecord.NewMemory(runrecord.Options{})}})
+	gate := make(chan struct{})
+	held := llmtest.NewServer(t, llmtest.Always(llmtest.Response{Text: "first then the rest", ChunkSize: 6, Hold: gate, HoldAfter: 2}))
+	if code, body, _ := e.do("PUT", "/api/v1/chains/held", chainDSL("held", "Held", nil, agentNode(promptChat, map[string]any{"url": held.URL}))); code/100 != 2 {
+		t.Fatalf("deploy: %d %s", code, body)
+	}
+	ctx, leave := context.WithCancel(t.Context())
+	s := e.openSSE(ctx, "POST", "/api/v1/chains/held/run", `{"input": "go", "stream": true, "runId": "left"}`)
+	s.until(t, "TEXT_MESSAGE_CONTENT")
+	leave()
+	time.Sleep(100 * time.Millisecond)
+	close(gate)
+	endsOnce(t, "the run whose client left", recordedEvents(t, e, nil, "left"), `"type":"RUN_FINISHED"`)
 }
