@@ -173,3 +173,31 @@ func TestRunWhoseClientLeftIsRecordedToItsEnd(t *testing.T) {
 	close(gate)
 	endsOnce(t, "the run whose client left", recordedEvents(t, e, nil, "left"), `"type":"RUN_FINISHED"`)
 }
+
+// A run recorded into a Go host's event log (no run log) whose interrupt
+// expires goes on with no client and pauses again: that pause, which no
+// client hears, is handed over all the same, so its expiry goes on with
+// the run to its end.
+func TestRecordedRunPausingAgainWithNoClientEnds(t *testing.T) {
+	_, lg := boltRunLog(t, stateFile(t))
+	e := newAPIEnvWith(t, Options{}, StoreOptions{Recording: Recording{Records: runrecord.NewMemory(runrecord.Options{}), Events: lg}})
+	llm := llmtest.NewServer(t, llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
+		if n := len(r.ToolResults()); n < 2 {
+			return llmtest.Calls(llmtest.Call("lookup", `{"key":"K-`+strconvU(uint64(n))+`"}`))
+		}
+		return llmtest.Reply("done")
+	}))
+	dsl := chainDSL("twice", "Twice", nil, agentNode(promptGuard, map[string]any{"url": llm.URL,
+		"approval": map[string]any{"tools": []any{"lookup"}, "timeout": "300ms"},
+		"tools": []any{map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "lookup",
+			"parameters": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string"}}}}}}))
+	if code, body, _ := e.do("PUT", "/api/v1/chains/twice", dsl); code/100 != 2 {
+		t.Fatalf("deploy: %d %s", code, body)
+	}
+	code, body, _ := e.do("POST", "/api/v1/chains/twice/run", map[string]any{"input": "go", "runId": "twice"})
+	if code != 200 || !strings.Contains(string(body), `"outcome":"interrupt"`) {
+		t.Fatalf("run: %d %s", code, body)
+	}
+	evs := recordedEvents(t, e, lg, "twice")
+	endsOnce(t, "the run that paused again with no client", evs, `"type":"RUN_FINISHED"`)
+}

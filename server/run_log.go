@@ -238,20 +238,21 @@ func (st *runState) logEndLocked(outcome string) {
 	rl.mu.Unlock()
 }
 
-// logPauseLocked keeps the log of a run that paused (a checkpoint now)
-// open, waiting, for its resumption to go on writing it, in this process
-// or another; nothing of it stays in this process. The caller holds
-// st.mu.
+// logPauseLocked keeps the logs of a run that paused (a checkpoint now)
+// open, waiting, for its resumption to go on writing them, in this process
+// or another, and hands the run over; nothing of it stays in this
+// process. The caller holds st.mu.
 func (st *runState) logPauseLocked() {
 	lg := st.lg
-	if lg == nil || lg.ended {
-		return
-	}
-	if !lg.waiting {
+	if lg != nil && !lg.ended && !lg.waiting {
 		lg.waiting = true
 		lg.setStatus(eventlog.StatusWaiting)
 	}
+	// A pause no client heard of (the run had none) is handed over here.
 	st.handOverLocked()
+	if lg == nil || lg.ended {
+		return
+	}
 	lg.ended = true // for this runState: the run's next one writes on
 	if lg.timer != nil {
 		lg.timer.Stop()
