@@ -31,7 +31,9 @@ func (a mcpApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (to
 	if form {
 		q = ask.Question{ID: "form_" + req.ToolCallID, Message: fmt.Sprintf("%s asks for an answer (%s)", req.Tool, oneLineArgs(req)), Schema: req.ResponseSchema}
 	}
-	ans, err := ask.Ask(ask.WithAsker(ctx, a.asker), q)
+	// Asked from inside the agent's call, which cannot end its branch:
+	// the run waits for the answer in this process.
+	ans, err := ask.Ask(ask.WithAsker(withinCall(ctx), a.asker), q)
 	if err != nil {
 		return tools.ApprovalDecision{}, err
 	}
@@ -52,4 +54,19 @@ func (a mcpApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (to
 		return tools.ApprovalDecision{Approved: true, Answer: ans.Content}, nil
 	}
 	return tools.ApprovalDecision{Approved: true, Reason: note.Reason}, nil
+}
+
+type withinCallKey struct{}
+
+// withinCall marks ctx as a question asked from inside a tool call (an
+// approval, a form): the run cannot pause on it as a checkpoint.
+func withinCall(ctx context.Context) context.Context {
+	return context.WithValue(ctx, withinCallKey{}, true)
+}
+
+// askedWithinCall reports whether a question is asked from inside a tool
+// call, not by a chain node.
+func askedWithinCall(ctx context.Context) bool {
+	in, _ := ctx.Value(withinCallKey{}).(bool)
+	return in || tools.CallFrom(ctx) != nil
 }
