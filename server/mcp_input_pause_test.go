@@ -158,3 +158,45 @@ func TestMCPInputClaimedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPInputParallelQuestionsPause: two branches that ask at once pause
+// the run with both questions; the retry answering both enters the chain
+// again at both nodes, on another replica, and the call completes.
+func TestMCPInputParallelQuestionsPause(t *testing.T) {
+	cps := checkpoint.NewMemory(nil)
+	stores := make([]*Store, 2)
+	for i := range stores {
+		dir := t.TempDir()
+		b, err := os.ReadFile(filepath.Join(conformanceFixtures, "multi_input.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "multi_input.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, errs := OpenStoreWith(dir, NewConfig(nil), StoreOptions{Checkpoints: cps})
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		t.Cleanup(s.Close)
+		stores[i] = s
+	}
+	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
+	out := stores[0].mcpTools.call(context.Background(), "multi_input", call)
+	if len(out.Questions) != 2 || out.State == "" {
+		t.Fatalf("want two questions: %+v", out)
+	}
+	call.State = out.State
+	call.Responses = map[string]json.RawMessage{"first": json.RawMessage(`{"action":"accept","content":{"name":"one"}}`)}
+	if got := stores[1].mcpTools.call(context.Background(), "multi_input", call); got.Err == nil || !strings.Contains(got.Err.Message, "missing second") {
+		t.Fatalf("one answer of two: %+v", got)
+	}
+	call.Responses["second"] = json.RawMessage(`{"action":"decline"}`)
+	got := stores[1].mcpTools.call(context.Background(), "multi_input", call)
+	if got.Err != nil || got.IsError || len(got.Questions) > 0 || !strings.Contains(got.Text, `"action":"`) {
+		t.Fatalf("both answered: %+v", got)
+	}
+	if list, err := cps.List(context.Background()); err != nil || len(list) != 0 {
+		t.Fatalf("checkpoints left: %v %v", list, err)
+	}
+}
