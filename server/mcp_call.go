@@ -48,11 +48,26 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 			}
 			resumed.Progress = nil
 		}
-		if run, err = c.startRun(ctx, id, "", resumed, true, pause); err != nil {
+		if run, err = c.startRun(ctx, id, "", resumed, true, runResume{pause: pause}); err != nil {
 			return errorOutcome(err.Error())
 		}
 		if asTask {
 			return c.tasks.start(ctx, exposed.name, run, call)
+		}
+		return c.await(ctx, run, call)
+	}
+	if strings.HasPrefix(call.State, interruptStatePrefix) && call.Modern {
+		// An agent's approvals or forms paused the run
+		// (mcp_interrupt_pause.go): this replica claims it and goes on.
+		// The retry is answered as a plain call, as the run began.
+		r, err := c.claimInterrupts(ctx, call.State, id, identity.From(ctx), call.Responses)
+		if err != nil {
+			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
+		}
+		plain := call
+		plain.Tasks, plain.Responses = false, nil
+		if run, err = c.startRun(ctx, id, "", plain, true, runResume{interrupted: r}); err != nil {
+			return errorOutcome(err.Error())
 		}
 		return c.await(ctx, run, call)
 	}
@@ -112,7 +127,7 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 			// on the call's stream, which ends with the CreateTaskResult.
 			call.Progress = nil
 		}
-		if run, err = c.startRun(ctx, id, input, call, true, nil); err != nil {
+		if run, err = c.startRun(ctx, id, input, call, true, runResume{}); err != nil {
 			return errorOutcome(err.Error())
 		}
 		if asTask {
@@ -143,6 +158,9 @@ func (c *chainTools) await(ctx context.Context, run *chainRun, call toolCall) to
 		select {
 		case <-run.done:
 			run.progress.detach(true)
+			if len(run.interrupts) > 0 {
+				return c.interruptClient(ctx, run, call)
+			}
 			if len(run.asked) > 0 {
 				return c.pauseClient(ctx, run, call)
 			}
@@ -187,6 +205,21 @@ func (c *chainTools) pauseClient(ctx context.Context, run *chainRun, call toolCa
 		return errorOutcome(c.secrets(run.chain).Scrub(err.Error()))
 	}
 	return toolOutcome{Questions: qs, State: state}
+}
+
+// interruptClient answers a 2026-07-28 client with the questions of a run
+// paused on its interrupts; or with the error of a client that cannot be
+// asked (the paused run is then dropped).
+func (c *chainTools) interruptClient(ctx context.Context, run *chainRun, call toolCall) toolOutcome {
+	qs := make([]ask.Question, len(run.interrupts))
+	for i, in := range run.interrupts {
+		qs[i] = interruptQuestion(in)
+	}
+	if !call.CanElicit {
+		c.dropInterrupted(ctx, run.storeRun)
+		return toolOutcome{Err: missingElicitation(qs)}
+	}
+	return toolOutcome{Questions: qs, State: interruptState(run.storeRun, run.interrupts)}
 }
 
 // outcome is the result of a run that ended: its answer, or its failure

@@ -200,3 +200,59 @@ func TestMCPInputParallelQuestionsPause(t *testing.T) {
 		t.Fatalf("checkpoints left: %v %v", list, err)
 	}
 }
+
+// TestMCPApprovalAfterRestart: an agent's approval asked of a 2026-07-28
+// client pauses the run as the run route's interrupts do: the next process
+// on the same state file takes the answer and goes on with the run, and
+// the same state is refused after that.
+func TestMCPApprovalAfterRestart(t *testing.T) {
+	e := newMCPEnvWith(t, map[string][]byte{"careful.json": []byte(carefulDSL)})
+	stores := sharedBolt(t)
+	open := func(replica string) (*Store, string) {
+		s, errs := OpenStoreWith(e.dir, NewConfig(e.globals(t)), StoreOptions{Checkpoints: stores(replica), Replica: replica})
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		t.Cleanup(s.Close)
+		return s, serveLoopback(t, Handler(Options{Store: s})) + "/mcp"
+	}
+	before, url := open("before")
+	args := map[string]any{"message": "What do the notes say?"}
+	first := toolsCall(t, url, "careful", map[string]any{"arguments": args}, elicitCaps)
+	var key string
+	for k := range first.inputRequests(t) {
+		key = k
+	}
+	if !strings.HasPrefix(key, "approve_") {
+		t.Fatalf("the question's key: %q", key)
+	}
+	before.Close()
+	_, url = open("after")
+	retry := map[string]any{"arguments": args, "requestState": first.result["requestState"], "inputResponses": map[string]any{key: accept(map[string]any{})}}
+	done := toolsCall(t, url, "careful", retry, elicitCaps)
+	if done.text() != readerAnswer {
+		t.Fatalf("approved after the restart: %v %v", done.result, done.err)
+	}
+	if res := lastToolResult(t, e); !strings.Contains(res, readerNotes) {
+		t.Errorf("the approved read returned %q", res)
+	}
+	again := toolsCall(t, url, "careful", retry, elicitCaps)
+	if again.err == nil || again.err["code"] != float64(codeInvalidParams) || !strings.Contains(again.err["message"].(string), "has ended") {
+		t.Errorf("a second retry: %v %v", again.err, again.result)
+	}
+}
+
+// TestMCPApprovalWithoutElicitation: an agent's approval asked of a
+// 2026-07-28 client without elicitation is -32021, and its paused run is
+// not left behind.
+func TestMCPApprovalWithoutElicitation(t *testing.T) {
+	e := newMCPEnvWith(t, map[string][]byte{"careful.json": []byte(carefulDSL)})
+	url := serveLoopback(t, Handler(Options{Store: e.store})) + "/mcp"
+	got := toolsCall(t, url, "careful", map[string]any{"arguments": map[string]any{"message": "What do the notes say?"}}, map[string]any{})
+	if got.err == nil || got.err["code"] != float64(codeMissingCapability) || !strings.Contains(got.err["message"].(string), "Approve read") {
+		t.Fatalf("no elicitation: %v %v", got.err, got.result)
+	}
+	if list, err := e.store.checkpoints.List(context.Background()); err != nil || len(list) != 0 {
+		t.Fatalf("paused runs left: %v %v", list, err)
+	}
+}

@@ -357,7 +357,7 @@ func TestMCPStoreCloseEndsWaitingRuns(t *testing.T) {
 	// A run that waits in this process (a task's, or one asked from inside
 	// a tool call): not pausing as a checkpoint.
 	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
-	started, err := ct.startRun(context.Background(), "greet", "{}", call, false, nil)
+	started, err := ct.startRun(context.Background(), "greet", "{}", call, false, runResume{})
 	if err != nil {
 		t.Fatal(err)
 	}

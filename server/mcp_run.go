@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/ask"
@@ -20,11 +21,12 @@ import (
 //
 // A question a chain node asks a 2026-07-28 client pauses the run: the
 // node ends its branch, and the ended run is a checkpoint in the store's
-// checkpoint store (mcp_input_pause.go), answered on any replica. A
-// question asked from inside a tool call (an agent's approval or form, a
-// remote MCP tool's elicitation), which cannot end its branch, ends the
-// request with input_required but not the run: it waits in this process
-// (waitingRuns) for the client to retry with the answers. A 2025-11-25
+// checkpoint store (mcp_input_pause.go), answered on any replica; so does
+// an agent's approval or form in a plain call, as an interrupt
+// (mcp_interrupt_pause.go). A question asked from inside a tool call that
+// cannot suspend (a remote MCP tool's elicitation, an approval in a task)
+// ends the request with input_required but not the run: it waits in this
+// process (waitingRuns) for the client to retry with the answers. A 2025-11-25
 // client is asked with a server-initiated elicitation/create, inside the
 // request.
 type chainRun struct {
@@ -51,6 +53,14 @@ type chainRun struct {
 	asked   []AskedNode
 	// start are the nodes a resumed run enters the chain at.
 	start []components.StartPoint
+	// interruptible: the approvals and forms of its agents pause the run
+	// as the run route's do (mcp_interrupt_pause.go); interrupts are then,
+	// once the run has ended, those it waits for, in store run storeRun.
+	// resumed is the interrupted run it goes on with.
+	interruptible bool
+	interrupts    []events.Interrupt
+	storeRun      string
+	resumed       *resumption
 
 	mu sync.Mutex
 	// round counts the input_required answers given; the requestState of
@@ -74,6 +84,13 @@ type openQuestion struct {
 	answer chan ask.Answer // buffered: delivering never blocks
 }
 
+// runResume is what a run goes on from: an input pause, or an interrupted
+// run (claimed); neither for a new run.
+type runResume struct {
+	pause       *inputPause
+	interrupted *resumption
+}
+
 // legacyAsker asks a 2025-11-25 client's user with elicitation/create.
 type legacyAsker struct {
 	peer      mcpPeer
@@ -92,15 +109,24 @@ type legacyAsker struct {
 // A run resumed from an input pause (resume non-nil) is the paused run's,
 // its owner's, and enters the chain at the nodes that asked, whose
 // answers (call.Responses, keyed as the nodes ask) they get at once.
-func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCall, pausing bool, resume *inputPause) (*chainRun, error) {
+func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCall, pausing bool, from runResume) (*chainRun, error) {
 	if c.store.Draining() {
 		return nil, ErrDraining
 	}
 	var runID, owner string
 	var md map[string]string
-	if resume != nil {
+	resume := from.pause
+	switch {
+	case resume != nil:
 		runID, owner, md = resume.RunID, resume.Owner, resume.Metadata
-	} else {
+	case from.interrupted != nil:
+		// The run goes on as the checkpoint has it (Store.goOn).
+		var err error
+		if runID, err = randomID(); err != nil {
+			return nil, err
+		}
+		owner = from.interrupted.state.Owner
+	default:
 		var err error
 		if runID, err = randomID(); err != nil {
 			return nil, err
@@ -115,7 +141,8 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCa
 		owner = p.User
 	}
 	r := &chainRun{id: runID, chain: id, owner: owner, done: make(chan struct{}), wake: make(chan struct{}, 1),
-		progress: newProgressSink(c.opts.TextProgressInterval), pausing: pausing && call.Modern}
+		progress: newProgressSink(c.opts.TextProgressInterval), pausing: pausing && call.Modern,
+		interruptible: pausing && call.Modern && !call.Tasks, resumed: from.interrupted}
 	if !call.Modern {
 		r.legacy = &legacyAsker{peer: call.Peer, canElicit: call.CanElicit}
 	}
@@ -131,21 +158,33 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCa
 	// The chain asks through this run, never through an Asker or Approver
 	// the caller's context carries (an agent calling over "self"); its
 	// approvals and forms become questions to the client too.
-	runCtx := tools.WithApprover(ask.WithAsker(r.ctx, r), mcpApprover{asker: r})
+	runCtx := ask.WithAsker(r.ctx, r)
+	if !r.interruptible {
+		runCtx = tools.WithApprover(runCtx, mcpApprover{asker: r})
+	}
 	if e, ok := c.store.Engine(id); ok {
 		runCtx = components.WithNodeSteps(runCtx, e, id, r.progress)
 	}
 	// Attached before the run starts, so that its first events are sent.
 	r.progress.attach(call.Peer, call.Progress)
 	go func() {
-		res, err := c.store.Run(runCtx, RunRequest{ChainID: id, Input: input, Metadata: md, Source: md["source"], Sink: r.progress,
-			Owner: owner, StartAt: r.start})
+		var res RunResult
+		var err error
+		if r.resumed != nil {
+			res, err = c.store.goOn(runCtx, r.resumed, r.progress, "", "")
+		} else {
+			res, err = c.store.Run(runCtx, RunRequest{ChainID: id, Input: input, Metadata: md, Source: md["source"], Sink: r.progress,
+				Owner: owner, StartAt: r.start, Interruptible: r.interruptible})
+		}
 		if err != nil && r.ctx.Err() != nil {
 			err = context.Cause(r.ctx)
 		}
 		r.res, r.err = Result{Msg: res.Msg, Relation: res.Relation}, err
 		if r.ctx.Err() == nil {
 			r.asked = res.Asked
+			if res.Outcome == OutcomeInterrupt && len(res.Interrupts) > 0 {
+				r.interrupts, r.storeRun = res.Interrupts, res.RunID
+			}
 		}
 		close(r.done)
 		r.cancel(nil)

@@ -74,7 +74,7 @@ func (m *mcpTasks) resume(ctx context.Context, t *tasks.Task, p identity.Princip
 		return &protocolError{Code: codeInvalidParams, Message: err.Error()}
 	}
 	call := toolCall{Modern: true, CanElicit: true, Tasks: true, Responses: keyed}
-	run, err := m.tools.startRun(ctx, chain, "", call, true, pause)
+	run, err := m.tools.startRun(ctx, chain, "", call, true, runResume{pause: pause})
 	if err != nil {
 		return &protocolError{Code: codeInternal, Message: err.Error()}
 	}
