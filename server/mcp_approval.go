@@ -12,11 +12,10 @@ import (
 // mcpApprover answers the approvals and forms of a chain served over MCP
 // (an agent's `approval` setting, a tool's `responseSchema`) by asking the
 // MCP client, through the run's input hook, when its run cannot pause on
-// them (a task's run, a 2025-11-25 client's): a 2026-07-28 client gets
-// them as input_required, waited for in this process, a 2025-11-25 one as
-// elicitation/create, and a client that cannot be asked leaves the call
-// denied, saying what was asked. A plain call of a 2026-07-28 client is
-// interruptible instead (mcp_interrupt_pause.go).
+// them (a 2025-11-25 client's: it is asked with elicitation/create, and a
+// client that cannot be asked leaves the call denied, saying what was
+// asked). The run of a 2026-07-28 client is interruptible instead
+// (mcp_interrupt_pause.go).
 type mcpApprover struct{ asker ask.Asker }
 
 // approveSchema asks to accept (run the call) or decline it, with an

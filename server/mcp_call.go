@@ -59,15 +59,26 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 	if strings.HasPrefix(call.State, interruptStatePrefix) && call.Modern {
 		// An agent's approvals or forms paused the run
 		// (mcp_interrupt_pause.go): this replica claims it and goes on.
-		// The retry is answered as a plain call, as the run began.
 		r, err := c.claimInterrupts(ctx, call.State, id, identity.From(ctx), call.Responses)
 		if err != nil {
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
 		}
-		plain := call
-		plain.Tasks, plain.Responses = false, nil
-		if run, err = c.startRun(ctx, id, "", plain, true, runResume{interrupted: r}); err != nil {
+		asTask := call.Tasks && taskSupport(exposed.info) != taskForbidden
+		resumed := call
+		resumed.Responses = nil
+		if asTask {
+			// As below: the retry that answers becomes the task.
+			if why := c.tasks.full(); why != "" {
+				c.dropInterrupted(ctx, r.state.RunID)
+				return errorOutcome(why)
+			}
+			resumed.Progress = nil
+		}
+		if run, err = c.startRun(ctx, id, "", resumed, true, runResume{interrupted: r}); err != nil {
 			return errorOutcome(err.Error())
+		}
+		if asTask {
+			return c.tasks.start(ctx, exposed.name, run, call)
 		}
 		return c.await(ctx, run, call)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ruleagent/ruleagent/internal/redistest"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
+	"github.com/ruleagent/ruleagent/state/tasks"
 )
 
 // redisCheckpoints is the checkpoint store serve gives a fleet on rdb.
@@ -254,5 +255,54 @@ func TestMCPApprovalWithoutElicitation(t *testing.T) {
 	}
 	if list, err := e.store.checkpoints.List(context.Background()); err != nil || len(list) != 0 {
 		t.Fatalf("paused runs left: %v %v", list, err)
+	}
+}
+
+// TestMCPTaskApprovalOnAnotherReplica: an agent's approval in a task
+// pauses its run as an interrupt checkpoint; tasks/update on another
+// replica (the first one closed) approves, and the task completes there.
+func TestMCPTaskApprovalOnAnotherReplica(t *testing.T) {
+	e := newMCPEnvWith(t, map[string][]byte{"careful.json": []byte(carefulDSL)})
+	shared, cps := tasks.NewMemory(), checkpoint.NewMemory(nil)
+	open := func() *Store {
+		s, errs := OpenStoreWith(e.dir, NewConfig(e.globals(t)), StoreOptions{Checkpoints: cps, MCPTasks: shared})
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	a, b := open(), open()
+	ctx := context.Background()
+	out := a.mcpTools.call(ctx, "careful", toolCall{Args: json.RawMessage(`{"message": "What do the notes say?"}`), Modern: true, Tasks: true, CanElicit: true})
+	var created struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(out.Raw, &created); err != nil || created.TaskID == "" {
+		t.Fatalf("outcome %+v", out)
+	}
+	var key string
+	waitFor(t, "the task to ask", func() bool {
+		got, err := shared.Get(ctx, created.TaskID)
+		if err != nil || got.Status != tasks.InputRequired || got.Paused == "" {
+			return false
+		}
+		var reqs map[string]json.RawMessage
+		_ = json.Unmarshal(got.InputRequests, &reqs)
+		for k := range reqs {
+			key = k
+		}
+		return true
+	})
+	a.Close()
+	if err := b.mcpTools.tasks.update(ctx, created.TaskID, identity.Principal{}, map[string]json.RawMessage{key: json.RawMessage(`{"action":"accept","content":{}}`)}); err != nil {
+		t.Fatalf("tasks/update on b: %v", err)
+	}
+	waitFor(t, "the task to complete", func() bool {
+		got, err := shared.Get(ctx, created.TaskID)
+		return err == nil && got.Status == tasks.Completed && strings.Contains(string(got.Result), readerAnswer)
+	})
+	if res := lastToolResult(t, e); !strings.Contains(res, readerNotes) {
+		t.Errorf("the approved read returned %q", res)
 	}
 }

@@ -16,16 +16,17 @@ import (
 )
 
 // The approvals and forms of an agent served over MCP to a 2026-07-28
-// client (a plain call, not a task) pause its run as the run route's do:
-// the run is interruptible, a call that needs a person raises an interrupt,
-// the agent suspends, and the run is a checkpoint.State in the store's
+// client (a call or a task) pause its run as the run route's do: the run
+// is interruptible, a call that needs a person raises an interrupt, the
+// agent suspends, and the run is a checkpoint.State in the store's
 // checkpoint store (pause.go), with the interrupts' expiry (an interrupt
 // nobody answers in time is a denial, and the run goes on without its
 // client). The call answers input_required with a question per interrupt
-// and a requestState naming the run and its open interrupts, whose ids are
-// unguessable: the retry, on any replica, turns the answers into resume
-// entries, claims the checkpoint (Store.claim: one claimant wins) and goes
-// on with the run (Store.goOn).
+// and a requestState naming the run and its open interrupts, whose ids
+// are unguessable (a task keeps it as tasks.Task.Paused). The retry, or
+// the tasks/update with the last answer, on any replica, turns the
+// answers into resume entries, claims the checkpoint (Store.claim: one
+// claimant wins) and goes on with the run (Store.goOn).
 
 // interruptStatePrefix starts the requestState of an interrupted run.
 const interruptStatePrefix = "i."
@@ -150,5 +151,18 @@ func (c *chainTools) dropInterrupted(ctx context.Context, runID string) {
 	defer cancel()
 	if cp, _, err := c.store.paused(ctx, runID); err == nil {
 		_ = c.store.dropPaused(ctx, cp)
+	}
+}
+
+// dropState drops the paused run a requestState names (an input pause or
+// an interrupted run), if it is still there: nobody will answer it.
+func (c *chainTools) dropState(ctx context.Context, state string) {
+	if !strings.HasPrefix(state, interruptStatePrefix) {
+		c.dropPause(ctx, state)
+		return
+	}
+	enc, _, _ := strings.Cut(strings.TrimPrefix(state, interruptStatePrefix), ".")
+	if runID, err := base64.RawURLEncoding.DecodeString(enc); err == nil && len(runID) > 0 {
+		c.dropInterrupted(ctx, string(runID))
 	}
 }

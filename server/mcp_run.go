@@ -22,10 +22,9 @@ import (
 // A question a chain node asks a 2026-07-28 client pauses the run: the
 // node ends its branch, and the ended run is a checkpoint in the store's
 // checkpoint store (mcp_input_pause.go), answered on any replica; so does
-// an agent's approval or form in a plain call, as an interrupt
-// (mcp_interrupt_pause.go). A question asked from inside a tool call that
-// cannot suspend (a remote MCP tool's elicitation, an approval in a task)
-// ends the request with input_required but not the run: it waits in this
+// an agent's approval or form, as an interrupt (mcp_interrupt_pause.go). A
+// question asked from inside a tool call that cannot suspend (a remote MCP
+// tool's elicitation) ends the request with input_required but not the run: it waits in this
 // process (waitingRuns) for the client to retry with the answers. A 2025-11-25
 // client is asked with a server-initiated elicitation/create, inside the
 // request.
@@ -142,7 +141,7 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCa
 	}
 	r := &chainRun{id: runID, chain: id, owner: owner, done: make(chan struct{}), wake: make(chan struct{}, 1),
 		progress: newProgressSink(c.opts.TextProgressInterval), pausing: pausing && call.Modern,
-		interruptible: pausing && call.Modern && !call.Tasks, resumed: from.interrupted}
+		interruptible: pausing && call.Modern, resumed: from.interrupted}
 	if !call.Modern {
 		r.legacy = &legacyAsker{peer: call.Peer, canElicit: call.CanElicit}
 	}

@@ -208,7 +208,7 @@ func (m *mcpTasks) watch(tr *taskRun) {
 		}
 		select {
 		case <-tr.run.done:
-			if len(tr.run.asked) == 0 || !m.pause(ctx, tr) {
+			if (len(tr.run.asked) == 0 && len(tr.run.interrupts) == 0) || !m.pause(ctx, tr) {
 				m.finish(ctx, tr)
 			}
 			return

@@ -95,7 +95,7 @@ func (m *mcpTasks) cancel(ctx context.Context, id string, p identity.Principal) 
 	}
 	if t, err := m.store.Get(ctx, id); err == nil && t.Paused != "" {
 		// Its run paused: nobody will answer its checkpoint.
-		m.tools.dropPause(ctx, t.Paused)
+		m.tools.dropState(ctx, t.Paused)
 	}
 	m.mu.Lock()
 	tr := m.live[id]

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/state/tasks"
+	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
 // A task whose chain nodes ask pauses as a checkpoint too (see
@@ -22,20 +24,36 @@ import (
 // the task must end instead (tr.run.err then says why).
 func (m *mcpTasks) pause(ctx context.Context, tr *taskRun) bool {
 	r := tr.run
-	if !tr.canElicit {
-		qs, _ := askedQuestions(r.asked)
-		r.err = missingElicitation(qs)
-		return false
-	}
-	qs, state, err := m.tools.pauseRun(ctx, r)
-	if err != nil {
-		r.err = &protocolError{Code: codeInternal, Message: m.tools.secrets(r.chain).Scrub(err.Error())}
-		return false
+	var qs []ask.Question
+	var state string
+	if len(r.interrupts) > 0 {
+		// An agent's approvals or forms: the run is paused already
+		// (mcp_interrupt_pause.go).
+		for _, in := range r.interrupts {
+			qs = append(qs, interruptQuestion(in))
+		}
+		state = interruptState(r.storeRun, r.interrupts)
+		if !tr.canElicit {
+			m.tools.dropState(ctx, state)
+			r.err = missingElicitation(qs)
+			return false
+		}
+	} else {
+		if !tr.canElicit {
+			qs, _ = askedQuestions(r.asked)
+			r.err = missingElicitation(qs)
+			return false
+		}
+		var err error
+		if qs, state, err = m.tools.pauseRun(ctx, r); err != nil {
+			r.err = &protocolError{Code: codeInternal, Message: m.tools.secrets(r.chain).Scrub(err.Error())}
+			return false
+		}
 	}
 	raw, err := inputRequests(qs)
 	if err != nil {
 		r.err = &protocolError{Code: codeInternal, Message: err.Error()}
-		m.tools.dropPause(ctx, state)
+		m.tools.dropState(ctx, state)
 		return false
 	}
 	// Not this replica's any more: an answer goes through the store.
@@ -50,7 +68,7 @@ func (m *mcpTasks) pause(ctx context.Context, tr *taskRun) bool {
 	if err != nil {
 		// Cancelled meanwhile (or the store failed: the task stays as it
 		// was until it expires): nobody will answer the checkpoint.
-		m.tools.dropPause(ctx, state)
+		m.tools.dropState(ctx, state)
 	}
 	return true
 }
@@ -66,15 +84,21 @@ func (m *mcpTasks) resume(ctx context.Context, t *tasks.Task, p identity.Princip
 	if why := m.full(); why != "" {
 		return &protocolError{Code: codeInternal, Message: why}
 	}
-	pause, keyed, err := m.tools.claimPause(ctx, t.Paused, chain, p, answers)
+	call := toolCall{Modern: true, CanElicit: true, Tasks: true}
+	var from runResume
+	var err error
+	if strings.HasPrefix(t.Paused, interruptStatePrefix) {
+		from.interrupted, err = m.tools.claimInterrupts(ctx, t.Paused, chain, p, answers)
+	} else {
+		from.pause, call.Responses, err = m.tools.claimPause(ctx, t.Paused, chain, p, answers)
+	}
 	if err != nil {
 		if errors.Is(err, errPauseGone) {
 			return &protocolError{Code: codeInvalidParams, Message: "the task's questions were answered already, or waited longer than their input timeout"}
 		}
 		return &protocolError{Code: codeInvalidParams, Message: err.Error()}
 	}
-	call := toolCall{Modern: true, CanElicit: true, Tasks: true, Responses: keyed}
-	run, err := m.tools.startRun(ctx, chain, "", call, true, runResume{pause: pause})
+	run, err := m.tools.startRun(ctx, chain, "", call, true, from)
 	if err != nil {
 		return &protocolError{Code: codeInternal, Message: err.Error()}
 	}
