@@ -30,6 +30,11 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 		return errorOutcome(fmt.Sprintf("chain %q is no longer deployed", id))
 	}
 	var run *chainRun
+	paused := strings.HasPrefix(call.State, inputStatePrefix) || strings.HasPrefix(call.State, interruptStatePrefix)
+	if paused && call.Modern && c.store.Draining() {
+		// Not claimed: another replica goes on with the run.
+		return errorOutcome(ErrDraining.Error())
+	}
 	if strings.HasPrefix(call.State, inputStatePrefix) && call.Modern {
 		// The run paused as a checkpoint (mcp_input_pause.go): this
 		// replica claims it and goes on with it.

@@ -306,3 +306,26 @@ func TestMCPTaskApprovalOnAnotherReplica(t *testing.T) {
 		t.Errorf("the approved read returned %q", res)
 	}
 }
+
+// TestMCPInputRetryOnADrainingReplica: a replica that drains does not
+// claim a paused call: the retry it gets is refused, and the checkpoint is
+// left for another replica, which completes the call.
+func TestMCPInputRetryOnADrainingReplica(t *testing.T) {
+	cps := checkpoint.NewMemory(nil)
+	a, _ := greetReplica(t, cps, "a")
+	b, _ := greetReplica(t, cps, "b")
+	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
+	out := a.mcpTools.call(context.Background(), "greet", call)
+	if out.State == "" {
+		t.Fatalf("no question: %+v", out)
+	}
+	a.Drain()
+	call.State = out.State
+	call.Responses = map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}
+	if got := a.mcpTools.call(context.Background(), "greet", call); !got.IsError || !strings.Contains(got.Text, "draining") {
+		t.Fatalf("the retry on the draining replica: %+v", got)
+	}
+	if got := b.mcpTools.call(context.Background(), "greet", call); got.Err != nil || got.Text != "Hello, Ada!" {
+		t.Fatalf("the retry on the other replica: %+v", got)
+	}
+}

@@ -84,6 +84,10 @@ func (m *mcpTasks) resume(ctx context.Context, t *tasks.Task, p identity.Princip
 	if why := m.full(); why != "" {
 		return &protocolError{Code: codeInternal, Message: why}
 	}
+	if m.tools.store.Draining() {
+		// Not claimed: another replica goes on with the run.
+		return &protocolError{Code: codeInternal, Message: ErrDraining.Error()}
+	}
 	call := toolCall{Modern: true, CanElicit: true, Tasks: true}
 	var from runResume
 	var err error
