@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rulego/rulego/api/types"
@@ -131,28 +132,58 @@ func NewChainRun(ctx context.Context, e types.RuleEngine, o ChainRunOptions) *Ch
 	return r
 }
 
-// Start sends msg into the chain; call it once.
-func (r *ChainRun) Start(msg types.RuleMsg) {
-	e, opts := r.engine, r.opts
+// StartPoint is a node the chain is entered at, with the message it is
+// given: a node that asked a question which is answered later (see
+// ask.ErrPending) is entered again with the message it had received.
+type StartPoint struct {
+	NodeID string
+	Msg    types.RuleMsg
+}
+
+// Start sends msg into the chain; call it (or StartAt) once.
+func (r *ChainRun) Start(msg types.RuleMsg) { r.start(msg, nil, r.finish) }
+
+// StartAt enters the chain at each point (types.WithStartNode), at once:
+// the run ends when every one of them has ended. Call it (or Start) once,
+// with at least one point.
+func (r *ChainRun) StartAt(points []StartPoint) {
+	if len(points) == 1 {
+		r.start(points[0].Msg, []types.RuleContextOption{types.WithStartNode(points[0].NodeID)}, r.finish)
+		return
+	}
+	var left atomic.Int32
+	left.Store(int32(len(points)))
+	done := func() {
+		if left.Add(-1) == 0 {
+			r.finish()
+		}
+	}
+	for _, p := range points {
+		r.start(p.Msg, []types.RuleContextOption{types.WithStartNode(p.NodeID)}, done)
+	}
+}
+
+func (r *ChainRun) start(msg types.RuleMsg, extra []types.RuleContextOption, finish func()) {
+	e, opts := r.engine, append(slices.Clip(r.opts), extra...)
 	if !e.Initialized() {
 		// RuleGo ends such a message with OnEnd only.
 		go func() {
 			e.OnMsgAndWait(msg, opts...)
-			r.finish()
+			finish()
 		}()
 		return
 	}
 	// The engine's shutdown (a redeploy's grace period over, the server
 	// stopping) cancels the run; AfterFunc on RuleGo's std shutdown
 	// context costs no goroutine.
-	if sd, ok := e.(interface{ GetShutdownContext() context.Context }); ok && sd.GetShutdownContext() != nil {
+	if sd, ok := e.(interface{ GetShutdownContext() context.Context }); ok && sd.GetShutdownContext() != nil && r.unwatch == nil {
 		shutdown := sd.GetShutdownContext()
 		r.unwatch = context.AfterFunc(shutdown, func() { r.cancel(context.Cause(shutdown)) })
 	}
 	// No goroutine waits for the chain: RuleGo runs its nodes on its pool
 	// and calls finish when the last one is done (or at once when it
 	// refuses the message).
-	e.OnMsg(msg, append(opts, types.WithOnAllNodeCompleted(r.finish))...)
+	e.OnMsg(msg, append(opts, types.WithOnAllNodeCompleted(finish))...)
 }
 
 func nodeNames(e types.RuleEngine) map[string]string {

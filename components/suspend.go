@@ -58,6 +58,9 @@ type StoredMsg struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
+// StoreMsg is m as a suspension keeps it.
+func StoreMsg(m types.RuleMsg) StoredMsg { return storeMsg(m) }
+
 func storeMsg(m types.RuleMsg) StoredMsg {
 	s := StoredMsg{ID: m.Id, Ts: m.Ts, Type: m.Type, DataType: string(m.DataType), Data: m.GetData()}
 	if m.Metadata != nil {
@@ -67,14 +70,17 @@ func storeMsg(m types.RuleMsg) StoredMsg {
 }
 
 // Message is the message the paused node had received.
-func (s *Suspension) Message() types.RuleMsg {
+func (s *Suspension) Message() types.RuleMsg { return s.Msg.Message() }
+
+// Message is the kept message as RuleGo's.
+func (s StoredMsg) Message() types.RuleMsg {
 	md := types.NewMetadata()
-	for k, v := range s.Msg.Metadata {
+	for k, v := range s.Metadata {
 		md.PutValue(k, v)
 	}
-	m := types.NewMsg(s.Msg.Ts, s.Msg.Type, types.DataType(s.Msg.DataType), md, s.Msg.Data)
-	if s.Msg.ID != "" {
-		m.Id = s.Msg.ID
+	m := types.NewMsg(s.Ts, s.Type, types.DataType(s.DataType), md, s.Data)
+	if s.ID != "" {
+		m.Id = s.ID
 	}
 	return m
 }

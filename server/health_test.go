@@ -108,7 +108,7 @@ func TestDrainingRefusesNewRuns(t *testing.T) {
 			t.Errorf("%s while draining: %d %v", path, resp.StatusCode, b)
 		}
 	}
-	if _, err := st.mcpTools.startRun(t.Context(), "hello", "hi", toolCall{}); !errors.Is(err, ErrDraining) {
+	if _, err := st.mcpTools.startRun(t.Context(), "hello", "hi", toolCall{}, false, runResume{}); !errors.Is(err, ErrDraining) {
 		t.Errorf("MCP run while draining: %v", err)
 	}
 	if code, _ := getJSON(t, base, "/healthz"); code != 200 {

@@ -109,6 +109,7 @@ func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
 	if ct.tasks, err = newMCPTasks(o.Tasks, o.TaskTTL, o.InputTimeout, o.MaxTasks, o.Version, ct.outcome); err != nil {
 		panic(err) // crypto/rand does not fail either
 	}
+	ct.tasks.tools = ct
 	ct.publishCatalog()
 	// Watch first, then expose what is already deployed: a chain deployed
 	// in between is updated twice, never missed.

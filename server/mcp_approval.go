@@ -11,11 +11,11 @@ import (
 
 // mcpApprover answers the approvals and forms of a chain served over MCP
 // (an agent's `approval` setting, a tool's `responseSchema`) by asking the
-// MCP client, through the run's input hook: a 2026-07-28 client gets them
-// as input_required, a 2025-11-25 one as elicitation/create, and a client
-// that cannot be asked leaves the call denied, saying what was asked. MCP
-// runs are not interruptible (no AG-UI resume reaches them): the client is
-// the person's only way in.
+// MCP client, through the run's input hook, when its run cannot pause on
+// them (a 2025-11-25 client's: it is asked with elicitation/create, and a
+// client that cannot be asked leaves the call denied, saying what was
+// asked). The run of a 2026-07-28 client is interruptible instead
+// (mcp_interrupt_pause.go).
 type mcpApprover struct{ asker ask.Asker }
 
 // approveSchema asks to accept (run the call) or decline it, with an
@@ -31,7 +31,9 @@ func (a mcpApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (to
 	if form {
 		q = ask.Question{ID: "form_" + req.ToolCallID, Message: fmt.Sprintf("%s asks for an answer (%s)", req.Tool, oneLineArgs(req)), Schema: req.ResponseSchema}
 	}
-	ans, err := ask.Ask(ask.WithAsker(ctx, a.asker), q)
+	// Asked from inside the agent's call, which cannot end its branch:
+	// the run waits for the answer in this process.
+	ans, err := ask.Ask(ask.WithAsker(withinCall(ctx), a.asker), q)
 	if err != nil {
 		return tools.ApprovalDecision{}, err
 	}
@@ -52,4 +54,19 @@ func (a mcpApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (to
 		return tools.ApprovalDecision{Approved: true, Answer: ans.Content}, nil
 	}
 	return tools.ApprovalDecision{Approved: true, Reason: note.Reason}, nil
+}
+
+type withinCallKey struct{}
+
+// withinCall marks ctx as a question asked from inside a tool call (an
+// approval, a form): the run cannot pause on it as a checkpoint.
+func withinCall(ctx context.Context) context.Context {
+	return context.WithValue(ctx, withinCallKey{}, true)
+}
+
+// askedWithinCall reports whether a question is asked from inside a tool
+// call, not by a chain node.
+func askedWithinCall(ctx context.Context) bool {
+	in, _ := ctx.Value(withinCallKey{}).(bool)
+	return in || tools.CallFrom(ctx) != nil
 }

@@ -30,6 +30,63 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 		return errorOutcome(fmt.Sprintf("chain %q is no longer deployed", id))
 	}
 	var run *chainRun
+	paused := strings.HasPrefix(call.State, inputStatePrefix) || strings.HasPrefix(call.State, interruptStatePrefix)
+	if paused && call.Modern && c.store.Draining() {
+		// Not claimed: another replica goes on with the run.
+		return errorOutcome(ErrDraining.Error())
+	}
+	if strings.HasPrefix(call.State, inputStatePrefix) && call.Modern {
+		// The run paused as a checkpoint (mcp_input_pause.go): this
+		// replica claims it and goes on with it.
+		pause, answers, err := c.claimPause(ctx, call.State, id, identity.From(ctx), call.Responses)
+		if err != nil {
+			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
+		}
+		asTask := call.Tasks && taskSupport(exposed.info) != taskForbidden
+		resumed := call
+		resumed.Responses = answers
+		if asTask {
+			// As below: the retry that answers mcpTaskAfterInput's
+			// questions becomes the task.
+			if why := c.tasks.full(); why != "" {
+				return errorOutcome(why)
+			}
+			resumed.Progress = nil
+		}
+		if run, err = c.startRun(ctx, id, "", resumed, true, runResume{pause: pause}); err != nil {
+			return errorOutcome(err.Error())
+		}
+		if asTask {
+			return c.tasks.start(ctx, exposed.name, run, call)
+		}
+		return c.await(ctx, run, call)
+	}
+	if strings.HasPrefix(call.State, interruptStatePrefix) && call.Modern {
+		// An agent's approvals or forms paused the run
+		// (mcp_interrupt_pause.go): this replica claims it and goes on.
+		r, err := c.claimInterrupts(ctx, call.State, id, identity.From(ctx), call.Responses)
+		if err != nil {
+			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: err.Error()}}
+		}
+		asTask := call.Tasks && taskSupport(exposed.info) != taskForbidden
+		resumed := call
+		resumed.Responses = nil
+		if asTask {
+			// As below: the retry that answers becomes the task.
+			if why := c.tasks.full(); why != "" {
+				c.dropInterrupted(ctx, r.state.RunID)
+				return errorOutcome(why)
+			}
+			resumed.Progress = nil
+		}
+		if run, err = c.startRun(ctx, id, "", resumed, true, runResume{interrupted: r}); err != nil {
+			return errorOutcome(err.Error())
+		}
+		if asTask {
+			return c.tasks.start(ctx, exposed.name, run, call)
+		}
+		return c.await(ctx, run, call)
+	}
 	if call.State != "" {
 		if !call.Modern {
 			return toolOutcome{Err: &protocolError{Code: codeInvalidParams, Message: "requestState is only used from protocol version 2026-07-28 on"}}
@@ -86,7 +143,7 @@ func (c *chainTools) call(ctx context.Context, id string, call toolCall) toolOut
 			// on the call's stream, which ends with the CreateTaskResult.
 			call.Progress = nil
 		}
-		if run, err = c.startRun(ctx, id, input, call); err != nil {
+		if run, err = c.startRun(ctx, id, input, call, true, runResume{}); err != nil {
 			return errorOutcome(err.Error())
 		}
 		if asTask {
@@ -117,6 +174,12 @@ func (c *chainTools) await(ctx context.Context, run *chainRun, call toolCall) to
 		select {
 		case <-run.done:
 			run.progress.detach(true)
+			if len(run.interrupts) > 0 {
+				return c.interruptClient(ctx, run, call)
+			}
+			if len(run.asked) > 0 {
+				return c.pauseClient(ctx, run, call)
+			}
 			return c.outcome(run)
 		case <-run.wake:
 		case <-ctx.Done():
@@ -143,6 +206,36 @@ func (c *chainTools) askClient(run *chainRun, call toolCall, qs []ask.Question) 
 		return c.outcome(run)
 	}
 	return toolOutcome{Questions: qs, State: state}
+}
+
+// pauseClient answers a 2026-07-28 client with the questions of a run that
+// paused on them, saved as a checkpoint; or with the error of a client
+// that cannot be asked.
+func (c *chainTools) pauseClient(ctx context.Context, run *chainRun, call toolCall) toolOutcome {
+	if !call.CanElicit {
+		qs, _ := askedQuestions(run.asked)
+		return toolOutcome{Err: missingElicitation(qs)}
+	}
+	qs, state, err := c.pauseRun(ctx, run)
+	if err != nil {
+		return errorOutcome(c.secrets(run.chain).Scrub(err.Error()))
+	}
+	return toolOutcome{Questions: qs, State: state}
+}
+
+// interruptClient answers a 2026-07-28 client with the questions of a run
+// paused on its interrupts; or with the error of a client that cannot be
+// asked (the paused run is then dropped).
+func (c *chainTools) interruptClient(ctx context.Context, run *chainRun, call toolCall) toolOutcome {
+	qs := make([]ask.Question, len(run.interrupts))
+	for i, in := range run.interrupts {
+		qs[i] = interruptQuestion(in)
+	}
+	if !call.CanElicit {
+		c.dropInterrupted(ctx, run.storeRun)
+		return toolOutcome{Err: missingElicitation(qs)}
+	}
+	return toolOutcome{Questions: qs, State: interruptState(run.storeRun, run.interrupts)}
 }
 
 // outcome is the result of a run that ended: its answer, or its failure

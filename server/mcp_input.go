@@ -18,12 +18,16 @@ import (
 )
 
 // waitingRuns holds the chain runs that asked a 2026-07-28 client for input
-// and wait for it to retry with the answers. The client names its run with
-// the opaque requestState it was given, which is signed: a state that was
-// altered, belongs to another tool, or answers an earlier round is refused.
+// from inside a tool call that cannot suspend (a remote MCP tool's
+// elicitation) and wait for it to retry with the answers. The
+// client names its run with the opaque requestState it was given, which is
+// signed: a state that was altered, belongs to another tool, or answers an
+// earlier round is refused.
 //
-// A run lives in this process only: behind a load balancer, the retry must
-// reach the replica that answered input_required.
+// Such a run lives in this process only (its key is the process's): the
+// retry must reach this replica. A question a chain node asks, and an
+// agent's approval or form, are checkpoints instead, answered on
+// any replica (mcp_input_pause.go, mcp_interrupt_pause.go).
 type waitingRuns struct {
 	key     []byte
 	timeout time.Duration

@@ -233,26 +233,36 @@ func TestMCPInputRequestState(t *testing.T) {
 	}
 }
 
-// TestMCPInputTimeout: a run whose client never retries is cancelled after
-// InputTimeout, and its state is then refused.
+// TestMCPInputTimeout: a run whose client never retries is a checkpoint
+// that expires after InputTimeout; its state is then refused.
 func TestMCPInputTimeout(t *testing.T) {
 	s := chainStore(t, nil, map[string]string{"greet": greetDSL("greet")})
-	_, ct := newMCPService(s, MCPOptions{InputTimeout: time.Millisecond})
+	_, ct := newMCPService(s, MCPOptions{InputTimeout: 50 * time.Millisecond})
 	t.Cleanup(ct.waiting.close)
 	out := ct.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}})
 	if len(out.Questions) != 1 || out.State == "" {
 		t.Fatalf("no question: %+v", out)
 	}
+	if list, err := s.checkpoints.List(t.Context()); err != nil || len(list) != 1 {
+		t.Fatalf("checkpoints %v, %v: want the paused call's", list, err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for ct.waitingCount() > 0 {
+	for {
+		list, err := s.checkpoints.List(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 0 {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("the waiting run was never cancelled")
+			t.Fatal("the paused call never expired")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	late := ct.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true,
 		State: out.State, Responses: map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}, Peer: nopPeer{}})
-	if late.Err == nil || late.Err.Code != codeInvalidParams {
+	if late.Err == nil || late.Err.Code != codeInvalidParams || !strings.Contains(late.Err.Message, "input timeout") {
 		t.Fatalf("a late answer: %+v", late)
 	}
 }
@@ -344,7 +354,14 @@ func TestMCPStoreCloseEndsWaitingRuns(t *testing.T) {
 		t.Fatal(errs)
 	}
 	ct := s.mcpTools
-	out := ct.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}})
+	// A run that waits in this process (a task's, or one asked from inside
+	// a tool call): not pausing as a checkpoint.
+	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
+	started, err := ct.startRun(context.Background(), "greet", "{}", call, false, runResume{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ct.await(context.Background(), started, call)
 	if len(out.Questions) != 1 {
 		t.Fatalf("no question: %+v", out)
 	}
@@ -363,12 +380,6 @@ func TestMCPStoreCloseEndsWaitingRuns(t *testing.T) {
 	if !errors.Is(run.err, errServerClosed) {
 		t.Errorf("the run ended with %v, want errServerClosed", run.err)
 	}
-}
-
-func (c *chainTools) waitingCount() int {
-	c.waiting.mu.Lock()
-	defer c.waiting.mu.Unlock()
-	return len(c.waiting.runs)
 }
 
 // nopPeer is a client that wants no progress and is never asked.

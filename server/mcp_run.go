@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/ask"
@@ -18,10 +19,15 @@ import (
 // chainRun is one run of a chain tool. It is also the run's ask.Asker: a
 // node that asks for input (ask.Ask) reaches the client through it.
 //
-// A question to a 2026-07-28 client ends the request with input_required,
-// but not the run: it waits (in waitingRuns) for the client to retry with
-// the answers, and continues. A 2025-11-25 client is asked with a
-// server-initiated elicitation/create, inside the request.
+// A question a chain node asks a 2026-07-28 client pauses the run: the
+// node ends its branch, and the ended run is a checkpoint in the store's
+// checkpoint store (mcp_input_pause.go), answered on any replica; so does
+// an agent's approval or form, as an interrupt (mcp_interrupt_pause.go). A
+// question asked from inside a tool call that cannot suspend (a remote MCP
+// tool's elicitation) ends the request with input_required but not the run: it waits in this
+// process (waitingRuns) for the client to retry with the answers. A 2025-11-25
+// client is asked with a server-initiated elicitation/create, inside the
+// request.
 type chainRun struct {
 	id    string // random; names the run in requestState
 	chain string
@@ -39,6 +45,21 @@ type chainRun struct {
 	wake chan struct{}
 	// legacy asks a 2025-11-25 client; nil for a 2026-07-28 one.
 	legacy *legacyAsker
+	// pausing says a question a chain node asks pauses the run as a
+	// checkpoint (mcp_input_pause.go) instead of waiting in this process;
+	// asked are, once the run has ended, the nodes that asked so.
+	pausing bool
+	asked   []AskedNode
+	// start are the nodes a resumed run enters the chain at.
+	start []components.StartPoint
+	// interruptible: the approvals and forms of its agents pause the run
+	// as the run route's do (mcp_interrupt_pause.go); interrupts are then,
+	// once the run has ended, those it waits for, in store run storeRun.
+	// resumed is the interrupted run it goes on with.
+	interruptible bool
+	interrupts    []events.Interrupt
+	storeRun      string
+	resumed       *resumption
 
 	mu sync.Mutex
 	// round counts the input_required answers given; the requestState of
@@ -62,6 +83,13 @@ type openQuestion struct {
 	answer chan ask.Answer // buffered: delivering never blocks
 }
 
+// runResume is what a run goes on from: an input pause, or an interrupted
+// run (claimed); neither for a new run.
+type runResume struct {
+	pause       *inputPause
+	interrupted *resumption
+}
+
 // legacyAsker asks a 2025-11-25 client's user with elicitation/create.
 type legacyAsker struct {
 	peer      mcpPeer
@@ -72,45 +100,91 @@ type legacyAsker struct {
 // keeps the request's values (the session a legacy elicitation needs) but
 // not its cancellation: the caller cancels the run when its request ends,
 // unless the run is waiting for input.
-func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCall) (*chainRun, error) {
+//
+// With pausing, a question a chain node asks pauses the run as a
+// checkpoint (a plain call of a 2026-07-28 client); without it (a task, a
+// 2025-11-25 client) the run waits for the answer in this process.
+//
+// A run resumed from an input pause (resume non-nil) is the paused run's,
+// its owner's, and enters the chain at the nodes that asked, whose
+// answers (call.Responses, keyed as the nodes ask) they get at once.
+func (c *chainTools) startRun(ctx context.Context, id, input string, call toolCall, pausing bool, from runResume) (*chainRun, error) {
 	if c.store.Draining() {
 		return nil, ErrDraining
 	}
-	runID, err := randomID()
-	if err != nil {
-		return nil, err
+	var runID, owner string
+	var md map[string]string
+	resume := from.pause
+	switch {
+	case resume != nil:
+		runID, owner, md = resume.RunID, resume.Owner, resume.Metadata
+	case from.interrupted != nil:
+		// The run goes on as the checkpoint has it (Store.goOn).
+		var err error
+		if runID, err = randomID(); err != nil {
+			return nil, err
+		}
+		owner = from.interrupted.state.Owner
+	default:
+		var err error
+		if runID, err = randomID(); err != nil {
+			return nil, err
+		}
+		md = map[string]string{"source": "mcp"}
+		// MCP has no field naming a user: a run started over MCP is the
+		// verified caller's (none where nobody is verified).
+		p := identity.From(ctx)
+		if p.Verified() {
+			md["userId"] = p.User
+		}
+		owner = p.User
 	}
-	md := map[string]string{"source": "mcp"}
-	// MCP has no field naming a user: a run started over MCP is the
-	// verified caller's (none where nobody is verified).
-	p := identity.From(ctx)
-	if p.Verified() {
-		md["userId"] = p.User
-	}
-	r := &chainRun{id: runID, chain: id, owner: p.User, done: make(chan struct{}), wake: make(chan struct{}, 1),
-		progress: newProgressSink(c.opts.TextProgressInterval)}
+	r := &chainRun{id: runID, chain: id, owner: owner, done: make(chan struct{}), wake: make(chan struct{}, 1),
+		progress: newProgressSink(c.opts.TextProgressInterval), pausing: pausing && call.Modern,
+		interruptible: pausing && call.Modern, resumed: from.interrupted}
 	if !call.Modern {
 		r.legacy = &legacyAsker{peer: call.Peer, canElicit: call.CanElicit}
 	}
 	if len(call.Responses) > 0 {
 		r.early = call.Responses
 	}
+	if resume != nil {
+		for _, a := range resume.Asked {
+			r.start = append(r.start, components.StartPoint{NodeID: a.NodeID, Msg: a.Msg.Message()})
+		}
+	}
 	r.ctx, r.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	// The chain asks through this run, never through an Asker or Approver
 	// the caller's context carries (an agent calling over "self"); its
 	// approvals and forms become questions to the client too.
-	runCtx := tools.WithApprover(ask.WithAsker(r.ctx, r), mcpApprover{asker: r})
+	runCtx := ask.WithAsker(r.ctx, r)
+	if !r.interruptible {
+		runCtx = tools.WithApprover(runCtx, mcpApprover{asker: r})
+	}
 	if e, ok := c.store.Engine(id); ok {
 		runCtx = components.WithNodeSteps(runCtx, e, id, r.progress)
 	}
 	// Attached before the run starts, so that its first events are sent.
 	r.progress.attach(call.Peer, call.Progress)
 	go func() {
-		res, err := c.store.RunChain(runCtx, id, input, md, r.progress)
+		var res RunResult
+		var err error
+		if r.resumed != nil {
+			res, err = c.store.goOn(runCtx, r.resumed, r.progress, "", "")
+		} else {
+			res, err = c.store.Run(runCtx, RunRequest{ChainID: id, Input: input, Metadata: md, Source: md["source"], Sink: r.progress,
+				Owner: owner, StartAt: r.start, Interruptible: r.interruptible})
+		}
 		if err != nil && r.ctx.Err() != nil {
 			err = context.Cause(r.ctx)
 		}
-		r.res, r.err = res, err
+		r.res, r.err = Result{Msg: res.Msg, Relation: res.Relation}, err
+		if r.ctx.Err() == nil {
+			r.asked = res.Asked
+			if res.Outcome == OutcomeInterrupt && len(res.Interrupts) > 0 {
+				r.interrupts, r.storeRun = res.Interrupts, res.RunID
+			}
+		}
 		close(r.done)
 		r.cancel(nil)
 		c.waiting.forget(r)
@@ -134,6 +208,13 @@ func (r *chainRun) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) 
 			return a, nil
 		}
 		// A malformed early answer is no answer: the question is asked.
+	}
+	if r.pausing && !askedWithinCall(ctx) {
+		// A chain node asks: the run pauses (its node ends its branch),
+		// and is saved as a checkpoint once it has ended.
+		r.mu.Unlock()
+		q.ID = q.Key()
+		return ask.Answer{}, &ask.PendingError{Question: q}
 	}
 	oq := &openQuestion{key: r.freeKey(q.Key()), q: q, answer: make(chan ask.Answer, 1)}
 	r.open = append(r.open, oq)

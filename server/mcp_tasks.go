@@ -69,6 +69,9 @@ type mcpTasks struct {
 	// meta is the _meta of every result: the serverInfo 2026-07-28 asks
 	// results to carry, as mcp-go puts on its own.
 	meta map[string]any
+	// tools pauses and resumes the runs whose chain nodes ask (see
+	// mcp_tasks_pause.go).
+	tools *chainTools
 
 	// listeners are the open listen streams (mcp_tasks_listen.go).
 	listeners *taskListeners
@@ -205,7 +208,9 @@ func (m *mcpTasks) watch(tr *taskRun) {
 		}
 		select {
 		case <-tr.run.done:
-			m.finish(ctx, tr)
+			if (len(tr.run.asked) == 0 && len(tr.run.interrupts) == 0) || !m.pause(ctx, tr) {
+				m.finish(ctx, tr)
+			}
 			return
 		case <-tr.run.wake:
 		case <-tr.poke:
@@ -231,17 +236,23 @@ func (m *mcpTasks) setQuestions(ctx context.Context, id string, qs []ask.Questio
 			t.Status, t.InputRequests = tasks.Working, nil
 			return nil
 		}
-		reqs := make(map[string]any, len(qs))
-		for _, q := range qs {
-			reqs[q.Key()] = map[string]any{"method": "elicitation/create", "params": elicitationParams(q)}
-		}
-		raw, err := json.Marshal(reqs)
+		raw, err := inputRequests(qs)
 		if err != nil {
 			return err
 		}
 		t.Status, t.InputRequests = tasks.InputRequired, raw
 		return nil
 	})
+}
+
+// inputRequests are questions as a task shows them: key -> an
+// elicitation/create request.
+func inputRequests(qs []ask.Question) (json.RawMessage, error) {
+	reqs := make(map[string]any, len(qs))
+	for _, q := range qs {
+		reqs[q.Key()] = map[string]any{"method": "elicitation/create", "params": elicitationParams(q)}
+	}
+	return json.Marshal(reqs)
 }
 
 // pickUp applies what another replica wrote for the task: a cancel, or

@@ -34,7 +34,15 @@ var errReplicaGone = &protocolError{Code: codeInternal, Message: "the server run
 // orphan fails a task whose replica died (no heartbeat for m.dead) and
 // returns it as it now is; any other task as it is.
 func (m *mcpTasks) orphan(ctx context.Context, t *tasks.Task) *tasks.Task {
-	stale := func(t *tasks.Task) bool { return !t.Status.Terminal() && time.Since(t.Alive) > m.dead }
+	// A task paused on a checkpoint runs nowhere, and has no heartbeat:
+	// it is stale when its questions waited longer than their timeout
+	// (its checkpoint has expired).
+	stale := func(t *tasks.Task) bool {
+		if t.Paused != "" {
+			return t.Status == tasks.InputRequired && m.timeout > 0 && time.Since(t.Changed) > m.timeout
+		}
+		return !t.Status.Terminal() && time.Since(t.Alive) > m.dead
+	}
 	m.mu.Lock()
 	_, here := m.live[t.ID]
 	m.mu.Unlock()
@@ -45,7 +53,11 @@ func (m *mcpTasks) orphan(ctx context.Context, t *tasks.Task) *tasks.Task {
 		if !stale(t) {
 			return errNotStale
 		}
-		t.Status, t.Error, t.InputRequests, t.Changed = tasks.Failed, errReplicaGone.wire(), nil, time.Now()
+		why := errReplicaGone
+		if t.Paused != "" {
+			why = &protocolError{Code: codeInternal, Message: errInputTimeout.Error()}
+		}
+		t.Status, t.Error, t.InputRequests, t.Paused, t.Changed = tasks.Failed, why.wire(), nil, "", time.Now()
 		return nil
 	})
 	if err != nil && got == nil {
@@ -80,6 +92,10 @@ func (m *mcpTasks) cancel(ctx context.Context, id string, p identity.Principal) 
 	})
 	if err != nil && !errors.Is(err, tasks.ErrTerminal) {
 		return &protocolError{Code: codeInternal, Message: "cancelling the task: " + err.Error()}
+	}
+	if t, err := m.store.Get(ctx, id); err == nil && t.Paused != "" {
+		// Its run paused: nobody will answer its checkpoint.
+		m.tools.dropState(ctx, t.Paused)
 	}
 	m.mu.Lock()
 	tr := m.live[id]
@@ -122,12 +138,22 @@ func (m *mcpTasks) update(ctx context.Context, id string, p identity.Principal, 
 	if err := checkAnswers(t.InputRequests, responses); err != nil {
 		return &protocolError{Code: codeInvalidParams, Message: err.Error()}
 	}
+	if t.Paused != "" {
+		if all := answersSoFar(t, responses); all != nil {
+			// The last answer: the run goes on here (mcp_tasks_pause.go).
+			return m.resume(ctx, t, p, all)
+		}
+	}
 	_, err = m.store.Update(ctx, id, func(t *tasks.Task) error {
 		if t.Responses == nil {
 			t.Responses = map[string]json.RawMessage{}
 		}
 		for k, v := range responses {
 			t.Responses[k] = v
+		}
+		if t.Paused != "" {
+			// No run takes them: the task shows the questions left.
+			t.InputRequests = withoutAnswered(t.InputRequests, t.Responses)
 		}
 		return nil
 	})
@@ -163,4 +189,44 @@ func checkAnswers(inputRequests json.RawMessage, responses map[string]json.RawMe
 		}
 	}
 	return nil
+}
+
+// answersSoFar are the answers paused task t has with responses, when
+// they answer every one of its questions (nil otherwise).
+func answersSoFar(t *tasks.Task, responses map[string]json.RawMessage) map[string]json.RawMessage {
+	var reqs map[string]json.RawMessage
+	if json.Unmarshal(t.InputRequests, &reqs) != nil {
+		return nil
+	}
+	for k := range reqs {
+		if _, ok := responses[k]; !ok {
+			if _, ok := t.Responses[k]; !ok {
+				return nil
+			}
+		}
+	}
+	all := make(map[string]json.RawMessage, len(reqs)+len(t.Responses))
+	for k, raw := range t.Responses {
+		all[k] = raw
+	}
+	for k, raw := range responses {
+		all[k] = raw
+	}
+	return all
+}
+
+// withoutAnswered are inputRequests less the questions answers answer.
+func withoutAnswered(inputRequests json.RawMessage, answers map[string]json.RawMessage) json.RawMessage {
+	var reqs map[string]json.RawMessage
+	if json.Unmarshal(inputRequests, &reqs) != nil {
+		return inputRequests
+	}
+	for k := range answers {
+		delete(reqs, k)
+	}
+	raw, err := json.Marshal(reqs)
+	if err != nil {
+		return inputRequests
+	}
+	return raw
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/ruleagent/ruleagent/internal/redistest"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/runs"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/tasks"
 )
 
@@ -28,10 +30,26 @@ type taskReplica struct {
 // (confirm_delete, slow_compute, ...) on one task store, as replicas on
 // one Redis are; the store's own fleet behaviour is the contract of
 // state/tasks.
+//
+// The n replicas share one checkpoint store, as serve's replicas share
+// the fleet's Redis (a task's run that asked is a checkpoint there).
 func newTaskFleet(t *testing.T, n int, shared tasks.Store) []taskReplica {
 	t.Helper()
+	cps := checkpoint.NewMemory(nil)
 	var out []taskReplica
 	for range n {
+		out = append(out, newTaskReplica(t, shared, cps, ""))
+	}
+	return out
+}
+
+// newTaskReplica starts one server with the tasks conformance fixtures on
+// the tasks store and checkpoint store given (nil: its own), named
+// replica (empty: a new name).
+func newTaskReplica(t *testing.T, shared tasks.Store, cps checkpoint.Store, replica string) taskReplica {
+	t.Helper()
+	var out []taskReplica
+	{
 		dir := t.TempDir()
 		files := fixtureFiles(t, filepath.Join(conformanceFixtures, "confirm_delete.json"),
 			filepath.Join(conformanceFixtures, "slow_compute.json"), filepath.Join(conformanceFixtures, "greet.json"),
@@ -41,14 +59,14 @@ func newTaskFleet(t *testing.T, n int, shared tasks.Store) []taskReplica {
 				t.Fatal(err)
 			}
 		}
-		s, errs := OpenStoreWith(dir, NewConfig(nil), StoreOptions{MCPTasks: shared})
+		s, errs := OpenStoreWith(dir, NewConfig(nil), StoreOptions{MCPTasks: shared, Checkpoints: cps, Replica: replica})
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
 		t.Cleanup(s.Close)
 		out = append(out, taskReplica{store: s, url: serveLoopback(t, Handler(Options{Store: s})) + "/mcp"})
 	}
-	return out
+	return out[0]
 }
 
 // modernCall posts one 2026-07-28 request; caps are its clientCapabilities.
@@ -116,13 +134,13 @@ func TestMCPTaskAcrossReplicas(t *testing.T) {
 	t.Run("redis", func(t *testing.T) {
 		// Each replica with its own connection to one Redis, as in serve.
 		srv := redistest.Start(t)
-		store := func() tasks.Store {
+		replica := func(name string) taskReplica {
 			opts, _ := redis.ParseURL(srv.URL)
 			rdb := redis.NewClient(opts)
 			t.Cleanup(func() { rdb.Close() })
-			return tasks.NewRedis(rdb, "ruleagent:")
+			return newTaskReplica(t, tasks.NewRedis(rdb, "ruleagent:"), redisCheckpoints(rdb), name)
 		}
-		acrossReplicas(t, []taskReplica{newTaskFleet(t, 1, store())[0], newTaskFleet(t, 1, store())[0]})
+		acrossReplicas(t, []taskReplica{replica("a"), replica("b")})
 	})
 }
 
@@ -310,34 +328,80 @@ func TestMCPTaskOrphaned(t *testing.T) {
 }
 
 // TestMCPTaskShutdown: a server that closes fails the tasks it runs, so
-// that their clients are not left polling a task that will never end.
+// that their clients are not left polling a task that will never end; a
+// task whose run paused for its client's answers runs nowhere, and is
+// answered on the next server on the same stores.
 func TestMCPTaskShutdown(t *testing.T) {
-	shared := tasks.NewMemory()
-	r := newTaskFleet(t, 1, shared)[0]
-	out := r.store.mcpTools.call(context.Background(), "confirm_delete", toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true})
+	shared, cps := tasks.NewMemory(), checkpoint.NewMemory(nil)
+	r := newTaskReplica(t, shared, cps, "")
+	slow := toolCall{Args: json.RawMessage(`{"seconds": 1}`), Modern: true, Tasks: true, CanElicit: true}
+	out := r.store.mcpTools.call(context.Background(), "slow_compute", slow)
 	var created struct {
 		TaskID string `json:"taskId"`
 	}
 	if err := json.Unmarshal(out.Raw, &created); err != nil {
 		t.Fatalf("outcome %+v", out)
 	}
+	asked := r.store.mcpTools.call(context.Background(), "confirm_delete", toolCall{Args: json.RawMessage(`{"filename": "x"}`), Modern: true, Tasks: true, CanElicit: true})
+	var paused struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(asked.Raw, &paused); err != nil {
+		t.Fatalf("outcome %+v", asked)
+	}
+	pollTask(t, r.url, paused.TaskID, func(m map[string]any) bool { return m["status"] == "input_required" })
 	r.store.Close()
 	got, err := shared.Get(context.Background(), created.TaskID)
 	if err != nil || got.Status != tasks.Failed || !bytes.Contains(got.Error, []byte(errServerClosed.Error())) {
 		t.Fatalf("after the shutdown: %v %+v", err, got)
 	}
 
+	next := newTaskReplica(t, shared, cps, "")
+	if ack, perr := modernCall(t, next.url, "tasks/update", map[string]any{"taskId": paused.TaskID,
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, withTasks); perr != nil || ack["resultType"] != "complete" {
+		t.Fatalf("tasks/update on the next server: %v %v", ack, perr)
+	}
+	done := pollTask(t, next.url, paused.TaskID, func(m map[string]any) bool { return m["status"] == "completed" })
+	if text := done["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; text != "deleted" {
+		t.Fatalf("the paused task's result: %v", done)
+	}
+
 	// serve's grace period over: the runs left are cancelled with
 	// runs.ErrShutdown before the store closes.
-	r = newTaskFleet(t, 1, shared)[0]
-	out = r.store.mcpTools.call(context.Background(), "confirm_delete", toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true})
+	out = next.store.mcpTools.call(context.Background(), "slow_compute", slow)
 	if err := json.Unmarshal(out.Raw, &created); err != nil {
 		t.Fatalf("outcome %+v", out)
 	}
-	pollTask(t, r.url, created.TaskID, func(m map[string]any) bool { return m["status"] == "input_required" })
-	r.store.Runs().CancelAll(runs.ErrShutdown)
-	failed := pollTask(t, r.url, created.TaskID, func(m map[string]any) bool { return m["status"] != "input_required" })
+	pollTask(t, next.url, created.TaskID, func(m map[string]any) bool { return m["status"] == "working" })
+	next.store.Runs().CancelAll(runs.ErrShutdown)
+	failed := pollTask(t, next.url, created.TaskID, func(m map[string]any) bool { return m["status"] != "working" })
 	if failed["status"] != "failed" {
 		t.Fatalf("after the grace period: %v", failed)
+	}
+}
+
+// TestMCPTaskPausedIsNotOrphaned: a task paused on a checkpoint has no
+// heartbeat, and is not taken for one whose replica died; once its
+// questions waited longer than the input timeout, it is failed.
+func TestMCPTaskPausedIsNotOrphaned(t *testing.T) {
+	shared := tasks.NewMemory()
+	r := newTaskFleet(t, 1, shared)[0]
+	ctx := context.Background()
+	old := time.Now().Add(-taskDeadAfter - time.Second)
+	for id, changed := range map[string]time.Time{"task-paused": old, "task-expired": time.Now().Add(-defaultInputTimeout - time.Second)} {
+		if err := shared.Create(ctx, &tasks.Task{ID: id, Tool: "confirm_delete", Replica: "gone", Status: tasks.InputRequired, TTL: time.Hour,
+			Alive: old, Paused: "c.eA.x", InputRequests: json.RawMessage(`{"confirm":{}}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := shared.Update(ctx, id, func(t *tasks.Task) error { t.Changed, t.Alive = changed, old; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, perr := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": "task-paused"}, withTasks); perr != nil || got["status"] != "input_required" {
+		t.Fatalf("the paused task: %v %v", got, perr)
+	}
+	expired, perr := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": "task-expired"}, withTasks)
+	if e, _ := expired["error"].(map[string]any); perr != nil || expired["status"] != "failed" || !strings.Contains(e["message"].(string), "in time") {
+		t.Fatalf("the expired task: %v %v", expired, perr)
 	}
 }

@@ -244,7 +244,8 @@ func (s *Store) watchExpiries(ctx context.Context) error {
 	}
 	for _, c := range list {
 		cp, err := s.checkpoints.Load(ctx, c.RunID)
-		if err != nil {
+		if err != nil || isInputPause(cp.Data) {
+			// An MCP call's input pause expires with its checkpoint.
 			continue
 		}
 		if state, err := checkpoint.Decode(cp.Data); err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/agent"
+	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/server/identity"
 )
@@ -74,6 +75,10 @@ type RunRequest struct {
 	// block. It is how a caller shows the chain's steps, as the editor's
 	// live trace does.
 	OnNode func(NodeStep)
+	// StartAt, when set, enters the chain at these nodes instead of its
+	// first one, with their messages (Input is then unused): the nodes a
+	// run paused in while their questions were asked (RunResult.Asked).
+	StartAt []components.StartPoint
 }
 
 // NodeStep is a node of a run's chain that told its result.
@@ -114,6 +119,11 @@ type RunResult struct {
 	// once (a chain with branches); Msg is the one that decides the
 	// outcome: the last successful one, or the first failure.
 	Ends []RunEnd
+	// Asked are the nodes whose questions wait for an answer given later
+	// (they ended with ask.ErrPending; Outcome is then interrupt, with no
+	// Interrupts): the run goes on by entering them again
+	// (RunRequest.StartAt) once the answers are in.
+	Asked []AskedNode
 }
 
 // RunEnd is one end of a chain run.
@@ -163,7 +173,11 @@ func (s *Store) Run(ctx context.Context, req RunRequest) (RunResult, error) {
 		return res, err
 	}
 	seg := st.attach(req.Sink, req.ThreadID, req.RunID)
-	st.run.Start(s.newMessage(req))
+	if len(req.StartAt) > 0 {
+		st.run.StartAt(req.StartAt)
+	} else {
+		st.run.Start(s.newMessage(req))
+	}
 	return st.wait(ctx, seg)
 }
 

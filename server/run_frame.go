@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"errors"
 	"sync"
 
 	"github.com/rulego/rulego/api/types"
@@ -9,6 +10,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
 // frame folds the chain's agent runs into the one AG-UI run the server
@@ -63,7 +65,13 @@ func (f *frame) finish(run *components.ChainRun, ends []components.ChainEnd, res
 		}
 	}
 	var failed *components.ChainEnd
+	asked := false
 	for i := range ends {
+		if errors.Is(ends[i].Err, ask.ErrPending) {
+			// Not a failure: the node's question waits for its answer.
+			asked = true
+			continue
+		}
 		if ends[i].Failed() {
 			if failed == nil {
 				failed = &ends[i]
@@ -83,6 +91,10 @@ func (f *frame) finish(run *components.ChainRun, ends []components.ChainEnd, res
 	case failed != nil:
 		res.Outcome, res.Msg, res.Relation = OutcomeError, failed.Msg, types.Failure
 		res.Error, res.ErrorCode = f.failureText(failed)
+	case asked:
+		// Paused for input (RunResult.Asked): the run goes on once its
+		// questions are answered.
+		res.Outcome = OutcomeInterrupt
 	case len(ends) == 0:
 		res.Outcome, res.ErrorCode = OutcomeError, "no_result"
 		res.Error = "the chain ended without a result"

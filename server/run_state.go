@@ -18,6 +18,7 @@ import (
 	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/telemetry"
 	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
 // errClientGone cancels a run whose client went away.
@@ -288,7 +289,10 @@ func (st *runState) finish(run *components.ChainRun) {
 		}
 		ends := run.Ends()
 		st.fr.finish(run, ends, res)
-		if res.Outcome != OutcomeSuccess {
+		if res.Outcome == OutcomeInterrupt {
+			res.Asked = askedNodes(ends)
+		}
+		if res.Outcome != OutcomeSuccess && res.Outcome != OutcomeInterrupt {
 			st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(run, ends)}
 		}
 	}
@@ -377,6 +381,26 @@ func usageSince(now, base []events.TokenUsage) []events.TokenUsage {
 		}
 		if u.InputTokens > 0 || u.OutputTokens > 0 {
 			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// AskedNode is a node whose question waits for a later answer: it ended
+// with an *ask.PendingError (see RunResult.Asked).
+type AskedNode struct {
+	components.StartPoint
+	Question ask.Question
+}
+
+// askedNodes are the ends of nodes whose question waits for a later
+// answer (ask.ErrPending), with the points to enter the chain at again.
+func askedNodes(ends []components.ChainEnd) []AskedNode {
+	var out []AskedNode
+	for _, e := range ends {
+		var pe *ask.PendingError
+		if errors.As(e.Err, &pe) {
+			out = append(out, AskedNode{StartPoint: components.StartPoint{NodeID: e.NodeID, Msg: e.Msg}, Question: pe.Question})
 		}
 	}
 	return out

@@ -75,6 +75,10 @@ type Task struct {
 	// by another replica, for the owner to stop the run.
 	Responses       map[string]json.RawMessage `json:"responses,omitempty"`
 	CancelRequested bool                       `json:"cancelRequested,omitempty"`
+	// Paused names the checkpoint of an input_required task whose run
+	// paused (no replica runs it): the replica that receives the last
+	// answers claims it and goes on with the run.
+	Paused string `json:"paused,omitempty"`
 }
 
 // Store keeps tasks. Implementations are safe for concurrent use.

@@ -160,3 +160,20 @@ func Check(q Question) error {
 	}
 	return nil
 }
+
+// ErrPending is the error Ask returns when the question was put to
+// someone who answers later, after the run has paused: the node that asked
+// ends its branch with it (TellFailure, with the message it received), and
+// is entered again with that message once the answer is in, when asking
+// the same question (same Key) gets the answer at once. A node that asks
+// should therefore ask before doing anything it would not want done twice.
+var ErrPending = errors.New("ask: the question waits for an answer; the run pauses until it comes")
+
+// PendingError is the ErrPending of one question: the question as it was
+// put (its ID is the key its answer comes under).
+type PendingError struct{ Question Question }
+
+func (e *PendingError) Error() string { return ErrPending.Error() + ": " + Describe(e.Question) }
+
+// Is makes a PendingError match ErrPending.
+func (e *PendingError) Is(target error) bool { return target == ErrPending }
