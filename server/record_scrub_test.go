@@ -32,6 +32,9 @@ func TestRecordsKeepNoSecrets(t *testing.T) {
 			t.Errorf("a recorded message holds the secret: %s", m)
 		}
 	}
+	if strings.Contains(rec.Request.Input, secret) || rec.Request.Input != "summarise [REDACTED]" {
+		t.Errorf("the recorded input holds the secret: %s", rec.Request.Input)
+	}
 	if strings.Contains(rec.LLMCalls[0].Response.Body, secret) || strings.Contains(rec.LLMCalls[0].Response.Body, "ghp_1a2B") {
 		t.Errorf("the recorded answer holds the secret: %s", rec.LLMCalls[0].Response.Body)
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/events"
@@ -44,28 +43,12 @@ type recording struct {
 	msgs  map[string]int // message JSON -> index in rec.Messages
 	tools map[string]int // tools array JSON -> index in rec.Tools
 	seq   map[string]int // LLM attempts so far, by agent key
-	// unscrubbed are the response bodies scrubBodies has yet to scrub.
-	unscrubbed []unscrubbedBody
-}
-
-type unscrubbedBody struct {
-	idx   int
-	scrub tools.Scrubber
-}
-
-// scrubBodies scrubs the response bodies of rec, a copy of the record made
-// at the run's end whose LLMCalls it may change, with their runs'
-// scrubbers; a body that is not UTF-8 is kept as bytes.
-func scrubBodies(rec *runrecord.Record, bodies []unscrubbedBody) {
-	for _, u := range bodies {
-		w := &rec.LLMCalls[u.idx].Response
-		body := u.scrub.Scrub(w.Body)
-		if utf8.ValidString(body) {
-			w.Body = body
-		} else {
-			w.Body, w.BodyBytes = "", []byte(body)
-		}
-	}
+	// unscrubbed are the LLM calls whose response bodies scrubRecord has
+	// yet to scrub.
+	unscrubbed []int
+	// scrubbers are the scrubbers of the run's agents, which scrubRecord
+	// scrubs the record with.
+	scrubbers recordScrubber
 }
 
 func newRecording(rec runrecord.Record, max int) *recording {
@@ -103,6 +86,7 @@ func (r *recording) roundTrip(c agent.WireCall, send func() (*http.Response, err
 	at := time.Since(r.started).Milliseconds()
 	body := scrubBytes(c.Body, c.Scrub)
 	r.mu.Lock()
+	r.scrubbers = r.scrubbers.add(c.Scrub)
 	req, ok := r.splitRequest(body)
 	idx := -1
 	if ok {
@@ -137,14 +121,14 @@ var recordedHeaders = []string{"Content-Type", "Retry-After", "Retry-After-Ms"}
 
 // setResponse records attempt idx's answer. A body that still needs
 // scrubbing (scrub is set) is scrubbed when the record is written, off the
-// run's path (see scrubBodies).
+// run's path, with the run's other answers and events (see scrubRecord).
 func (r *recording) setResponse(idx int, wr runrecord.WireResponse, start time.Time, scrub tools.Scrubber) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.grow(len(wr.Body) + len(wr.BodyBytes) + len(wr.Error)) {
 		wr.Body, wr.BodyBytes = "", nil
 	} else if scrub != nil {
-		r.unscrubbed = append(r.unscrubbed, unscrubbedBody{idx: idx, scrub: scrub})
+		r.unscrubbed = append(r.unscrubbed, idx)
 	}
 	r.rec.LLMCalls[idx].Response = wr
 	r.rec.LLMCalls[idx].DurationMs = time.Since(start).Milliseconds()
@@ -190,6 +174,7 @@ func (r *recording) toolCall(ctx context.Context, c tools.TapCall, run func(cont
 		}
 	}
 	r.mu.Lock()
+	r.scrubbers = r.scrubbers.add(scrub)
 	if r.grow(n) {
 		r.rec.ToolCalls = append(r.rec.ToolCalls, tc)
 	}

@@ -3,12 +3,15 @@ package server
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/state/runrecord"
+	"github.com/ruleagent/ruleagent/tools"
+	"github.com/ruleagent/ruleagent/tools/scrub"
 )
 
 // chunkBody gives an SSE body one chunk a Read, as a streaming LLM does.
@@ -75,4 +78,37 @@ func BenchmarkLLMBodyRecorded(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkRecordScrub is the scrub of a record when it is written, after
+// its run, off the run's path: an answer of 200 streamed chunks (21 KiB of
+// SSE) and its 200 TEXT_MESSAGE_CONTENT events, scrubbed message by
+// message across the chunks with a run's scrubber (one registered secret)
+// and the token patterns. clean has no secret; split_secret has a token
+// split across two chunks and the registered secret across three.
+func BenchmarkRecordScrub(b *testing.B) {
+	sc := scrub.New().Child()
+	sc.AddSecrets(splitKey)
+	rs := recordScrubber{}.add(tools.Scrubber(sc))
+	for _, c := range []struct {
+		name   string
+		chunks []string
+	}{
+		{"clean", slices.Repeat([]string{"word "}, 200)},
+		{"split_secret", slices.Concat(slices.Repeat([]string{"word "}, 100), cut("a "+splitToken+" b", 10),
+			cut("c "+splitKey+" d", 6, 12), slices.Repeat([]string{"word "}, 95))},
+	} {
+		body, evs := streamedAs(c.chunks)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				rec := runrecord.Record{LLMCalls: []runrecord.LLMCall{{Response: runrecord.WireResponse{Body: body}}}, Events: evs}
+				scrubRecord(&rec, rs, []int{0})
+				if c.name != "clean" && !strings.Contains(rec.LLMCalls[0].Response.Body, scrub.Redacted) {
+					b.Fatal("nothing redacted")
+				}
+			}
+		})
+	}
 }

@@ -246,6 +246,7 @@ func (rr *runRecorder) end(res *RunResult) {
 	rec := r.rec
 	rec.LLMCalls = slices.Clone(rec.LLMCalls)
 	unscrubbed := r.unscrubbed
+	scrubbers := slices.Clone(r.scrubbers)
 	r.mu.Unlock()
 	m := &rec.Meta
 	m.EndedAt = time.Now().UTC()
@@ -273,12 +274,14 @@ func (rr *runRecorder) end(res *RunResult) {
 	done := s.pending.add(&rec)
 	s.recordWG.Go(func() {
 		defer s.pending.remove(m.RunID, done)
-		scrubBodies(&rec, unscrubbed)
+		scrubRecord(&rec, scrubbers, unscrubbed)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if log != nil {
 			if err := log.End(ctx, m.Outcome); err != nil {
 				s.log.Warn("run events: the end not kept", "run", m.RunID, "err", err)
+			} else {
+				s.keepScrubbedEvents(ctx, &rec, scrubbers)
 			}
 		}
 		if err := s.recording.Records.Put(ctx, &rec); err != nil {

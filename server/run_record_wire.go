@@ -108,7 +108,7 @@ func joinRequest(rec *runrecord.Record, req *runrecord.WireRequest) (json.RawMes
 // bodyCapture records a response body as the LLM client reads it, and
 // the error that ended it early, if one did. Each streamed chunk is
 // copied once, into buf; the body is scrubbed once, when the record is
-// written after the run (scrubBodies), not on the run's path.
+// written after the run (scrubRecord), not on the run's path.
 type bodyCapture struct {
 	io.ReadCloser
 	r     *recording

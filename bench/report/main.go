@@ -48,6 +48,7 @@ func benches(count int) []goBench {
 		{pkg: "./tools/bash/", pattern: "^BenchmarkSandbox(Cost|RunCost)$", count: 3},
 		{pkg: "./tools/workspace/", pattern: "^BenchmarkResolve$"},
 		{pkg: "./tools/scrub/", pattern: "^BenchmarkScrub$"},
+		{pkg: "./server/", pattern: "^Benchmark(LLMBodyRecorded|RecordScrub)$"},
 		{pkg: "./tools/netguard/", pattern: "^Benchmark(CheckAddr|Control)$"},
 		{pkg: "./sessions/", pattern: "^BenchmarkSession"},
 		{pkg: "./ledger/", pattern: "^BenchmarkLedgerRun$"},

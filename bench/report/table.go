@@ -169,6 +169,11 @@ func rows() []row {
 		{what: "  written: one synced bbolt batch per run (the worst case)", name: "LedgerRun/written/bolt", unit: "ns/op", scale: 1e-6, shown: "ms", decimals: 2},
 		{what: "scrubbing 64 KiB of code with no secret", name: "Scrub/64KiB_clean_code", unit: "MB/s", shown: "MB/s"},
 		{what: "scrubbing 16 KiB holding six kinds of secret", name: "Scrub/secrets", unit: "MB/s", shown: "MB/s"},
+		{what: "recording a 200-chunk LLM answer on the run's path", name: "LLMBodyRecorded/recorded", unit: "ns/op", scale: 1e-3, shown: "µs", bare: "LLMBodyRecorded/bare", decimals: 1},
+		{what: "  allocations", name: "LLMBodyRecorded/recorded", unit: "allocs/op", shown: "allocs"},
+		{what: "scrubbing its record after the run (answer and events, across chunks), no secret", name: "RecordScrub/clean", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
+		{what: "  two secrets split across chunks", name: "RecordScrub/split_secret", unit: "ns/op", scale: 1e-3, shown: "µs", decimals: 1},
+		{what: "  allocations", name: "RecordScrub/split_secret", unit: "allocs/op", shown: "allocs"},
 	}
 }
 
