@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/internal/llmtest"
 )
 
 // TestRecordsKeepNoSecrets: a secret in what the model was sent and in
@@ -37,5 +40,34 @@ func TestRecordsKeepNoSecrets(t *testing.T) {
 	}
 	if strings.Contains(rec.LLMCalls[0].Response.Body, secret) || strings.Contains(rec.LLMCalls[0].Response.Body, "ghp_1a2B") {
 		t.Errorf("the recorded answer holds the secret: %s", rec.LLMCalls[0].Response.Body)
+	}
+}
+
+// TestRecordIsThereWhenTheRunAnswers: a client that has heard the run
+// end finds its record at once: when its terminal event is emitted, the
+// record is already among those being written, which GetRecord and
+// ListRecords wait for. It was announced only after the run's client
+// was answered, and a client reading the record at once found none
+// (TestRunsExportAndReplayOffline's "runs list: no recorded runs", now
+// and then on a loaded machine).
+func TestRecordIsThereWhenTheRunAnswers(t *testing.T) {
+	e := newSplitEnv(t, llmtest.Always(llmtest.Reply("Hello.")), true)
+	var announced, finished bool
+	res, err := e.store.Run(context.Background(), RunRequest{ChainID: "leaky", Input: "hi", Sink: events.SinkFunc(func(ev events.Event) {
+		if ev.Type == events.RunFinished {
+			finished = true
+			e.store.pending.mu.Lock()
+			announced = e.store.pending.m[ev.RunID] != nil
+			e.store.pending.mu.Unlock()
+		}
+	})})
+	if err != nil || res.Outcome != OutcomeSuccess || !finished {
+		t.Fatalf("run: %+v %v", res, err)
+	}
+	if !announced {
+		t.Fatal("the run ended before its record was announced: a client reading it at once finds none")
+	}
+	if _, err := e.store.GetRecord(context.Background(), res.RunID); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,6 +41,9 @@ type runRecorder struct {
 	resumed  bool // a resume was recorded and its segment not yet seen
 	steps    int
 	calls    int
+	// pend is the record's entry among the records being written, from
+	// ending to end.
+	pend     *pendingRecord
 	in, out  int64
 	cost     ledger.Nanos
 	currency string
@@ -233,6 +236,20 @@ func (rr *runRecorder) event(ev *events.Event) {
 	}
 }
 
+// ending says the run is about to end (or pause), before its client can
+// hear it: from then on GetRecord and ListRecords wait for its record,
+// which end writes.
+func (rr *runRecorder) ending() {
+	if rr == nil {
+		return
+	}
+	rr.mu.Lock()
+	if rr.pend == nil {
+		rr.pend = rr.s.pending.add(rr.rec.rec.Meta.RunID)
+	}
+	rr.mu.Unlock()
+}
+
 // end completes the record when the run has ended, and writes it (and
 // ends the event log) in the background: the run's client is not kept
 // waiting for the store.
@@ -271,7 +288,12 @@ func (rr *runRecorder) end(res *RunResult) {
 	log := rr.log
 	rr.mu.Unlock()
 	s := rr.s
-	done := s.pending.add(&rec)
+	done := rr.pend
+	rr.pend = nil
+	if done == nil {
+		done = s.pending.add(m.RunID)
+	}
+	done.rec = &rec
 	s.recordWG.Go(func() {
 		defer s.pending.remove(m.RunID, done)
 		scrubRecord(&rec, scrubbers, unscrubbed)
@@ -329,16 +351,17 @@ type pendingRecord struct {
 	done chan struct{} // closed once the store has it (or failed to)
 }
 
-// add makes rec the record of its run being written: a record written
-// again (a paused run's, at its next pause or end) is added again once
-// its first write is done, as GetRecord waits for it first.
-func (p *pendingRecords) add(rec *runrecord.Record) *pendingRecord {
-	pr := &pendingRecord{rec: rec, done: make(chan struct{})}
+// add makes run id's record one being written (its rec is set before
+// done is closed): a record written again (a paused run's, at its next
+// pause or end) is added again once its first write is done, as GetRecord
+// waits for it first.
+func (p *pendingRecords) add(id string) *pendingRecord {
+	pr := &pendingRecord{done: make(chan struct{})}
 	p.mu.Lock()
 	if p.m == nil {
 		p.m = map[string]*pendingRecord{}
 	}
-	p.m[rec.Meta.RunID] = pr
+	p.m[id] = pr
 	p.mu.Unlock()
 	return pr
 }

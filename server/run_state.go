@@ -313,6 +313,8 @@ func (st *runState) finish(run *components.ChainRun) {
 	if !paused {
 		st.logTail()
 	}
+	// The record is waited for before anyone hears the run end.
+	st.rec.ending()
 	st.mu.Lock()
 	if st.seg != nil {
 		st.emitTerminalLocked()
@@ -322,12 +324,14 @@ func (st *runState) finish(run *components.ChainRun) {
 	} else {
 		st.logEndLocked(res.Outcome)
 	}
-	close(st.done)
-	st.mu.Unlock()
+	// The record's write and the replay's pool's stop start before the
+	// run's waiters go on: one that closes the store then waits for them.
 	st.rec.end(res)
 	if !paused {
 		st.s.plays.ended(st.req.RunID)
 	}
+	close(st.done)
+	st.mu.Unlock()
 }
 
 // emitTerminalLocked ends the attached segment with the run's end or
