@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,11 @@ type Options struct {
 	// may neither read, write nor list. A denied directory denies all of its
 	// contents. Listings and searches skip them silently.
 	Deny []string
+	// ServerPaths are the server's own files and folders (absolute): a
+	// path that reaches one, also through a symlink, is refused with a
+	// *tools.ServerPathError: for writing always, for reading when it is
+	// secret (listings and searches skip those silently, as denied ones).
+	ServerPaths []tools.ServerPath
 }
 
 // Workspace is one confined directory tree. It is safe for concurrent use.
@@ -47,6 +53,8 @@ type Options struct {
 type Workspace struct {
 	dir  string   // as configured, absolute and clean
 	deny []string // clean, slash-separated, relative
+	// server are the server paths, as given and with symlinks resolved.
+	server []tools.ServerPath
 
 	mu      sync.Mutex
 	root    atomic.Pointer[os.Root]
@@ -79,6 +87,7 @@ func Open(dir string, opts Options) (*Workspace, error) {
 		}
 		w.deny = append(w.deny, c)
 	}
+	w.server = withRealPaths(opts.ServerPaths)
 	if fi, err := os.Stat(abs); err == nil {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("workspace %q: not a directory", dir)
@@ -175,7 +184,68 @@ func (w *Workspace) IsDenied(rel string) bool {
 			return true
 		}
 	}
+	if len(w.server) > 0 {
+		_, hit := w.serverPath(rel, false)
+		return hit
+	}
 	return false
+}
+
+// serverPath returns the server path a clean workspace-relative path
+// reaches for the given access (see tools.ServerPathOf), under the
+// workspace's configured or symlink-resolved name.
+func (w *Workspace) serverPath(rel string, write bool) (tools.ServerPath, bool) {
+	for _, base := range []string{w.dir, w.realDir} {
+		if base == "" {
+			continue
+		}
+		if sp, ok := tools.ServerPathOf(w.server, filepath.Join(base, filepath.FromSlash(rel)), write); ok {
+			return sp, true
+		}
+	}
+	return tools.ServerPath{}, false
+}
+
+// checkServerPath refuses rel, which p names, when it reaches a server
+// path for the given access.
+func (w *Workspace) checkServerPath(p, rel string, write bool) error {
+	if len(w.server) == 0 {
+		return nil
+	}
+	if sp, ok := w.serverPath(rel, write); ok {
+		return &tools.ServerPathError{Name: displayPath(p), Owner: sp, Write: write}
+	}
+	return nil
+}
+
+// withRealPaths adds to paths the symlink-resolved name of each (of its
+// longest existing part), so that a workspace reached through a symlink
+// is compared on both sides alike.
+func withRealPaths(paths []tools.ServerPath) []tools.ServerPath {
+	out := slices.Clone(paths)
+	for _, sp := range paths {
+		if real := RealPath(sp.Path); real != sp.Path {
+			sp.Path = real
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// RealPath resolves the symlinks of abs's longest existing part and
+// appends the rest.
+func RealPath(abs string) string {
+	abs = filepath.Clean(abs)
+	rest := ""
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(cur) == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
 }
 
 // Resolve maps a path the model gave (relative to the workspace, or absolute
@@ -184,14 +254,15 @@ func (w *Workspace) IsDenied(rel string) bool {
 // workspace are followed. Errors are typed: tools.ErrInvalidPath for escapes
 // and malformed paths, tools.ErrPolicyDenied for denied sub-paths,
 // tools.ErrFileNotFound when it does not exist.
-func (w *Workspace) Resolve(p string) (string, error) { return w.resolve(p, true) }
+func (w *Workspace) Resolve(p string) (string, error) { return w.resolve(p, true, false) }
 
-// ResolveNew is Resolve for a path that may not exist yet, such as a file
-// about to be created. Its missing components are allowed, but a `..` after a
-// missing component is refused (it could not be resolved on disk).
-func (w *Workspace) ResolveNew(p string) (string, error) { return w.resolve(p, false) }
+// ResolveNew is Resolve for a path about to be written, which may not exist
+// yet. Its missing components are allowed, but a `..` after a missing
+// component is refused (it could not be resolved on disk). A path that
+// reaches one of the server's paths is refused (*tools.ServerPathError).
+func (w *Workspace) ResolveNew(p string) (string, error) { return w.resolve(p, false, true) }
 
-func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
+func (w *Workspace) resolve(p string, mustExist, write bool) (string, error) {
 	if err := w.Ready(); err != nil {
 		return "", err
 	}
@@ -227,6 +298,9 @@ func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
 		cur := path.Join(append(out, c)...)
 		// Refuse denied paths before looking at them, so the answer does
 		// not reveal whether something exists there.
+		if err := w.checkServerPath(p, cur, false); err != nil {
+			return "", err
+		}
 		if w.IsDenied(cur) {
 			return "", tools.Errorf(tools.ErrPolicyDenied, "%s is in a denied part of the workspace", displayPath(p))
 		}
@@ -271,6 +345,9 @@ func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
 	res := "."
 	if len(out) > 0 {
 		res = path.Join(out...)
+	}
+	if err := w.checkServerPath(p, res, write); err != nil {
+		return "", err
 	}
 	if w.IsDenied(res) {
 		return "", tools.Errorf(tools.ErrPolicyDenied, "%s is in a denied part of the workspace", displayPath(p))
