@@ -46,12 +46,16 @@ type ServerPathError struct {
 	Write bool
 }
 
-func (e *ServerPathError) Error() string {
+func (e *ServerPathError) Error() string { return "permission denied: " + e.Reason() }
+
+// Reason is the refusal without its "permission denied: " prefix: what
+// the path is and the right way.
+func (e *ServerPathError) Reason() string {
 	what := "is"
 	if e.Name != e.Owner.Path && !strings.HasSuffix(e.Owner.What, "file") {
 		what = "is in"
 	}
-	msg := fmt.Sprintf("permission denied: %s %s %s", e.Name, what, e.Owner.What)
+	msg := fmt.Sprintf("%s %s %s", e.Name, what, e.Owner.What)
 	if e.Write && !e.Owner.Secret {
 		msg += ", which agents may read but not change"
 	}

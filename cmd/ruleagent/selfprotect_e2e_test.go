@@ -50,7 +50,7 @@ func selfAttack() []llmtest.ToolCall {
 		llmtest.Call("write", `{"path":"data/evil","content":"x"}`),
 		llmtest.Call("bash", `{"command":"echo x > data/evil"}`),
 		llmtest.Call("read", `{"operation":"file","path":"data/sessions.db"}`),
-		llmtest.Call("bash", `{"command":"cat data/sessions.db | wc -c"}`),
+		llmtest.Call("bash", `{"command":"d=data; cat \"$d/sessions.db\" | wc -c"}`),
 		// Ordinary work goes on: a folder the write tool made after the
 		// first command is the commands' to write.
 		llmtest.Call("write", `{"path":"work/note.txt","content":"one\n"}`),
@@ -119,6 +119,12 @@ func TestServeKeepsItsOwnPathsFromAgents(t *testing.T) {
 		case c.Name == "bash" && strings.Contains(c.Arguments, "work/"):
 			if !strings.Contains(res, "one\ntwo\n1\n") {
 				t.Errorf("ordinary work failed:\n%s", res)
+			}
+		case c.Name == "bash" && (strings.Contains(c.Arguments, "attack.sh") || strings.Contains(c.Arguments, "perl")):
+			// The policy cannot see into these: they run, and the
+			// kernel refuses.
+			if !strings.Contains(res, "exit code") || !strings.Contains(res, "Permission denied") {
+				t.Errorf("call %d bash %s: no refusal by the kernel:\n%s", i, c.Arguments, res)
 			}
 		case c.Name == "bash":
 			if !strings.Contains(res, "ermission denied") && !strings.Contains(res, "Read-only") {

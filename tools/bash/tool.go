@@ -119,6 +119,7 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 	}
 	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env), sandbox: sb, serverPaths: slices.Clone(bc.ServerPaths)}
 	t.policy.setWorkspace(ws.Dir())
+	t.policy.setServerPaths(bc.ServerPaths)
 	t.info = tools.Info{Name: "bash", Description: t.describe(), Parameters: argsSchema}
 	return t, nil
 }
