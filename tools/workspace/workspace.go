@@ -53,8 +53,11 @@ type Options struct {
 type Workspace struct {
 	dir  string   // as configured, absolute and clean
 	deny []string // clean, slash-separated, relative
-	// server are the server paths, as given and with symlinks resolved.
-	server []tools.ServerPath
+	// server are the server paths, as given and with symlinks resolved;
+	// serverRel those that concern the workspace, relative to it (set
+	// with root).
+	server    []tools.ServerPath
+	serverRel []serverRel
 
 	mu      sync.Mutex
 	root    atomic.Pointer[os.Root]
@@ -139,6 +142,7 @@ func (w *Workspace) Ready() error {
 		return tools.Wrap(tools.ErrExecutionFailed, err, "the workspace %s", w.dir)
 	}
 	w.realDir = real
+	w.serverRel = relServerPaths(w.server, w.dir, real)
 	w.root.Store(root)
 	return nil
 }
@@ -184,23 +188,50 @@ func (w *Workspace) IsDenied(rel string) bool {
 			return true
 		}
 	}
-	if len(w.server) > 0 {
+	if len(w.serverRel) > 0 {
 		_, hit := w.serverPath(rel, false)
 		return hit
 	}
 	return false
 }
 
-// serverPath returns the server path a clean workspace-relative path
-// reaches for the given access (see tools.ServerPathOf), under the
-// workspace's configured or symlink-resolved name.
-func (w *Workspace) serverPath(rel string, write bool) (tools.ServerPath, bool) {
-	for _, base := range []string{w.dir, w.realDir} {
-		if base == "" {
-			continue
+// serverRel is a server path relative to the workspace: rel is "." when
+// the workspace lies inside it.
+type serverRel struct {
+	rel string
+	sp  tools.ServerPath
+}
+
+// relServerPaths keeps the server paths that are the workspace, hold it,
+// or lie inside it, under either of its names.
+func relServerPaths(paths []tools.ServerPath, dirs ...string) []serverRel {
+	var out []serverRel
+	for _, sp := range paths {
+		for _, base := range dirs {
+			rel := ""
+			switch {
+			case sp.Covers(base):
+				rel = "."
+			case strings.HasPrefix(sp.Path, base+string(filepath.Separator)):
+				rel = filepath.ToSlash(sp.Path[len(base)+1:])
+			default:
+				continue
+			}
+			if !slices.ContainsFunc(out, func(r serverRel) bool { return r.rel == rel && r.sp.Secret == sp.Secret }) {
+				out = append(out, serverRel{rel: rel, sp: sp})
+			}
 		}
-		if sp, ok := tools.ServerPathOf(w.server, filepath.Join(base, filepath.FromSlash(rel)), write); ok {
-			return sp, true
+	}
+	return out
+}
+
+// serverPath returns the server path a clean workspace-relative path
+// reaches for the given access: every one when writing, the secret ones
+// when reading.
+func (w *Workspace) serverPath(rel string, write bool) (tools.ServerPath, bool) {
+	for _, r := range w.serverRel {
+		if (write || r.sp.Secret) && (r.rel == "." || rel == r.rel || strings.HasPrefix(rel, r.rel+"/")) {
+			return r.sp, true
 		}
 	}
 	return tools.ServerPath{}, false
@@ -209,7 +240,7 @@ func (w *Workspace) serverPath(rel string, write bool) (tools.ServerPath, bool) 
 // checkServerPath refuses rel, which p names, when it reaches a server
 // path for the given access.
 func (w *Workspace) checkServerPath(p, rel string, write bool) error {
-	if len(w.server) == 0 {
+	if len(w.serverRel) == 0 {
 		return nil
 	}
 	if sp, ok := w.serverPath(rel, write); ok {
