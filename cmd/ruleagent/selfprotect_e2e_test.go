@@ -210,3 +210,44 @@ func equalSnapshots(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// ruleagent run hands its own paths to the agents it runs the same way:
+// the chains folder it loads from, and its data directory.
+func TestRunKeepsItsOwnPathsFromAgents(t *testing.T) {
+	proj := t.TempDir()
+	for _, d := range []string{"chains", "data"} {
+		if err := os.Mkdir(filepath.Join(proj, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(proj, "chains", "self.json"), []byte(selfAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(proj)
+	srv := llmtest.NewServer(t, llmtest.Sequence(
+		llmtest.Calls(llmtest.Call("write", `{"path":"chains/evil.json","content":`+mustQuote(evilChain)+`}`)),
+		llmtest.Calls(llmtest.Call("write", `{"path":"data/evil","content":"x"}`)),
+		llmtest.Reply("done")))
+	setLLM(t, srv.URL)
+	var out, errb strings.Builder
+	if code := run(context.Background(), []string{"run", "self", "--input", "take over"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var results []string
+	for _, m := range srv.LastRequest().Messages {
+		if m.Role == "tool" {
+			results = append(results, m.Content)
+		}
+	}
+	if len(results) != 2 || !strings.Contains(results[0], "permission denied: chains/evil.json is in the server's chains folder") ||
+		!strings.Contains(results[1], "permission denied: data/evil is in the server's data directory") {
+		t.Fatalf("tool results %q", results)
+	}
+	for _, f := range []string{"chains/evil.json", "data/evil"} {
+		if _, err := os.Lstat(filepath.Join(proj, f)); err == nil {
+			t.Errorf("%s was written", f)
+		}
+	}
+}
+
+func mustQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
