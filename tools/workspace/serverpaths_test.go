@@ -94,3 +94,43 @@ func TestWorkspaceInsideServerPath(t *testing.T) {
 		t.Fatalf("write inside a workspace in the chains folder: %v", err)
 	}
 }
+
+// A folder swapped for a symlink into a server path between the check and
+// the use (a command running in parallel) is refused, not followed.
+func TestServerPathsSwapAfterCheck(t *testing.T) {
+	w, proj := serverWorkspace(t)
+	must(t, os.MkdirAll(filepath.Join(proj, "src", "x"), 0o755))
+	must(t, os.WriteFile(filepath.Join(proj, "src", "x", "state.db"), []byte("decoy"), 0o644))
+	swap := func(target string) func() {
+		return func() {
+			must(t, os.RemoveAll(filepath.Join(proj, "src", "x")))
+			must(t, os.Symlink(target, filepath.Join(proj, "src", "x")))
+		}
+	}
+	w.checked = swap("../chains")
+	if _, err := w.WriteFileAtomic("src/x/evil.json", []byte("{}"), 0o644); err == nil {
+		t.Error("the write followed the swapped symlink")
+	}
+	if _, err := os.Lstat(filepath.Join(proj, "chains", "evil.json")); err == nil {
+		t.Fatal("chains/evil.json was written through a folder swapped for a symlink")
+	}
+	must(t, os.Remove(filepath.Join(proj, "src", "x")))
+	must(t, os.MkdirAll(filepath.Join(proj, "src", "x"), 0o755))
+	must(t, os.WriteFile(filepath.Join(proj, "src", "x", "state.db"), []byte("decoy"), 0o644))
+	w.checked = swap("../data")
+	if _, b, err := w.ReadFile("src/x/state.db", 0); err == nil || strings.Contains(string(b), "secret") {
+		t.Fatalf("the read followed the swapped symlink: %q, %v", b, err)
+	}
+	w.checked = nil
+	// Unswapped, the same calls work.
+	must(t, os.Remove(filepath.Join(proj, "src", "x")))
+	if _, err := w.WriteFileAtomic("src/x/new.json", []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := w.ReadFile("src/x/new.json", 0); err != nil || string(b) != "{}" {
+		t.Fatalf("read back %q, %v", b, err)
+	}
+	if fi, _ := os.Stat(filepath.Join(proj, "src", "x", "new.json")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+}

@@ -58,6 +58,9 @@ type Workspace struct {
 	// with root).
 	server    []tools.ServerPath
 	serverRel []serverRel
+	// checked, when set (by tests), runs between a path's check and its
+	// use, where a concurrent command could change the tree.
+	checked func()
 
 	mu      sync.Mutex
 	root    atomic.Pointer[os.Root]
