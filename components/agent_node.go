@@ -143,7 +143,8 @@ func (n *AgentNode) init(rc types.Config, configuration types.Configuration) err
 	n.chains = chaintool.NewProvider(chaintool.Options{Invoker: &chainInvoker{pool: pool}, ChainID: n.chainID, MaxDepth: n.Config.MaxDepth})
 	providers := map[string]tools.Provider{tools.TypeRuleChain: n.chains, tools.TypeAgent: n.chains,
 		tools.TypeMCP: mcptool.NewProvider(mcptool.Options{Self: selfMCP(rc)})}
-	n.tools, err = tools.Build(context.Background(), p.specs, tools.BuildEnv{WorkDir: n.Config.Workspace, Secrets: n.scrubber, Providers: providers})
+	n.tools, err = tools.Build(context.Background(), p.specs, tools.BuildEnv{WorkDir: n.Config.Workspace, Secrets: n.scrubber, Providers: providers,
+		ServerPaths: n.gov.ServerPaths})
 	if err != nil {
 		return err
 	}

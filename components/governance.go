@@ -8,6 +8,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/configerr"
+	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/limits"
 	"github.com/ruleagent/ruleagent/tools/policy"
 )
@@ -27,6 +28,10 @@ type Governance struct {
 	// Sandbox is the floor of the kernel confinement of the processes
 	// tools start: a node asking for less fails to load.
 	Sandbox SandboxFloor
+	// ServerPaths are the host's own files and folders (its chains folder,
+	// data directory, ...): no tool call may change them, or read the
+	// secret ones, whatever the node's configuration.
+	ServerPaths []tools.ServerPath
 }
 
 // GovernanceUDF is the key under which a host registers its Governance in

@@ -13,6 +13,7 @@ import (
 	"github.com/ruleagent/ruleagent/audit"
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/configerr"
+	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/limits"
 	"github.com/ruleagent/ruleagent/tools/policy"
 	"github.com/ruleagent/ruleagent/tools/sandbox"
@@ -30,6 +31,10 @@ type Governance struct {
 	// agents' tools start (serve --sandbox, --allow-sandbox-off and the
 	// policy file's "sandbox"): a chain asking for less is refused.
 	Sandbox components.SandboxFloor
+	// ServerPaths are the server's own files and folders (see
+	// ServerPaths): no agent's tool call may change them, or read the
+	// secret ones.
+	ServerPaths []tools.ServerPath
 }
 
 // WithGovernance returns cfg with g registered for the chains built with
@@ -38,7 +43,8 @@ type Governance struct {
 // Call it before OpenStore. cfg.Udf is copied first.
 func WithGovernance(cfg types.Config, g Governance) types.Config {
 	cfg.Udf = maps.Clone(cfg.Udf)
-	components.RegisterGovernance(&cfg, &components.Governance{Policy: g.Policy, Audit: g.Audit, Limits: limits.NewMemory(), Sandbox: g.Sandbox})
+	components.RegisterGovernance(&cfg, &components.Governance{Policy: g.Policy, Audit: g.Audit, Limits: limits.NewMemory(), Sandbox: g.Sandbox,
+		ServerPaths: g.ServerPaths})
 	return cfg
 }
 

@@ -37,6 +37,10 @@ type BuildContext struct {
 	// Secrets registers values the scrubber must redact from every output
 	// of the run (API keys a tool was configured with, for example).
 	Secrets SecretRegistrar
+	// ServerPaths are the files and folders of the server running the
+	// agent (its chains folder, data directory, ...), which no call may
+	// change, and the secret ones read (see ServerPath).
+	ServerPaths []ServerPath
 }
 
 // SecretRegistrar receives secret values to scrub.

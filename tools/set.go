@@ -33,6 +33,9 @@ type BuildEnv struct {
 	WorkDir string
 	// Secrets receives secret values found in tool config, for scrubbing.
 	Secrets SecretRegistrar
+	// ServerPaths are the server's own paths, which tools must not let
+	// the model change (see BuildContext.ServerPaths).
+	ServerPaths []ServerPath
 	// Providers build the other tool types, keyed by type.
 	Providers map[string]Provider
 
@@ -158,7 +161,7 @@ func buildSpec(ctx context.Context, spec Spec, env BuildEnv) ([]Tool, error) {
 	if !ok {
 		return nil, &ConfigError{Path: "name", Msg: fmt.Sprintf("unknown builtin %q (available: %s)", spec.Name, strings.Join(env.Registry.Names(), ", "))}
 	}
-	t, err := def.New(BuildContext{WorkDir: env.WorkDir, Secrets: env.Secrets}, spec.Config)
+	t, err := def.New(BuildContext{WorkDir: env.WorkDir, Secrets: env.Secrets, ServerPaths: env.ServerPaths}, spec.Config)
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) {

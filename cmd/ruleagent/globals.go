@@ -15,6 +15,7 @@ import (
 	"github.com/ruleagent/ruleagent/server"
 	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/state/tasks"
+	"github.com/ruleagent/ruleagent/tools"
 )
 
 // globalFlag collects repeated --global k=v flags.
@@ -79,10 +80,10 @@ func processGlobals(flags []string) map[string]string {
 // is reported once: the demo model standing in for a missing one, and the
 // chains whose runs will fail until one is set. usage is the ledger the
 // runs are recorded in (nil: none); mcpTasks keeps the MCP tasks (nil:
-// memory).
-func openStore(chains string, globalFlags []string, floor components.SandboxFloor, stderr io.Writer, whatFails string, readOnly bool, usage *ledger.Ledger, mcpTasks tasks.Store) *server.Store {
+// memory). owned are the paths of the process no agent may change.
+func openStore(chains string, globalFlags []string, floor components.SandboxFloor, owned []tools.ServerPath, stderr io.Writer, whatFails string, readOnly bool, usage *ledger.Ledger, mcpTasks tasks.Store) *server.Store {
 	g := processGlobals(globalFlags)
-	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
+	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor, ServerPaths: owned})
 	// Agents with a session keep it for the life of the process.
 	components.RegisterSessions(&cfg, sessions.NewMemory())
 	// The store logs (reloads, the chains MCP withholds) to the command's

@@ -93,7 +93,8 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// call's records are written before the ledger stops.
 	defer closeUsage()
 
-	store := openStore(*chains, globalsF, floor, stderr, "agent calls", *readOnly, usage, taskStore)
+	owned := serverPaths(ownedPaths{chains: *chains, data: *data, prices: usageF.prices, budgets: usageF.budgets})
+	store := openStore(*chains, globalsF, floor, owned, stderr, "agent calls", *readOnly, usage, taskStore)
 	defer store.Close()
 	// ServeStdio returns nil at the end of stdin (the client went away) and
 	// cancels the calls still running.

@@ -99,7 +99,11 @@ func runRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// records are written before the ledger stops.
 	defer closeUsage()
 	g := processGlobals(globalsF)
-	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor})
+	owned := ownedPaths{chains: *chains, chainFile: file, data: *data, sessionStore: *sessionStore, prices: usageF.prices, budgets: usageF.budgets}
+	if owned.chains == "" && file == "" {
+		owned.chains = dir
+	}
+	cfg := server.WithGovernance(server.NewConfig(g), server.Governance{Sandbox: floor, ServerPaths: serverPaths(owned)})
 	components.RegisterSessions(&cfg, sess)
 	store, loadErrs := server.OpenStoreWith(dir, cfg, server.StoreOptions{Ledger: usage})
 	defer store.Close()

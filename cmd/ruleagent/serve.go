@@ -144,6 +144,8 @@ func runServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	gov.Sandbox = floor
+	gov.ServerPaths = serverPaths(ownedPaths{chains: *chains, data: *data, sessionStore: *sessionStore, audit: *auditF,
+		policy: *policyF, prices: usageF.prices, budgets: usageF.budgets})
 	// Deferred before the store's Close, so it runs after it: every run
 	// has ended before the audit log is closed.
 	defer closeAudit()

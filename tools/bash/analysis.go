@@ -42,6 +42,9 @@ const (
 	ruleAllow        = "allow"
 	ruleDeny         = "deny"
 	ruleDenyArgs     = "denyArgs"
+	// RuleServerPaths refuses a command that names one of the server's
+	// own paths (serverpaths.go).
+	RuleServerPaths = "server_paths"
 )
 
 // session is one check of one command string, with every script nested in
@@ -62,6 +65,8 @@ type session struct {
 	workDir string
 	// pathUses are the words commands use as file names (paths.go).
 	pathUses []pathUse
+	// serverUses are the words that may name a server path (serverpaths.go).
+	serverUses []pathUse
 	// cdpathSet: the script assigns CDPATH, so cd may go anywhere.
 	cdpathSet bool
 }

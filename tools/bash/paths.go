@@ -22,6 +22,8 @@ import (
 type pathUse struct {
 	subject string
 	w       word
+	// write is set for a use that writes the file (serverUses).
+	write bool
 }
 
 // maxWorkDirs bounds the directories the policy follows cd through.
@@ -72,6 +74,7 @@ func resolvePath(dir, p, home string) string {
 // checkPaths applies the path rules once every command of the check is
 // known.
 func (s *session) checkPaths() {
+	s.checkServerPaths()
 	if len(s.p.denyArgs) == 0 && !s.p.enabled(groupDestructive) {
 		return
 	}

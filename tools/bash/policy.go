@@ -43,6 +43,9 @@ type Policy struct {
 	topBashLike bool
 	// shMayBeBash: a script handed to "sh" may be run by bash.
 	shMayBeBash bool
+	// serverPaths are the server's own paths, with their symlink-resolved
+	// names (serverpaths.go).
+	serverPaths []tools.ServerPath
 }
 
 // setWorkspace tells the policy where the workspace is.
@@ -131,6 +134,8 @@ func refusal(fs []finding) error {
 	r := &Refusal{err: tools.Errorf(tools.ErrPolicyDenied, "%s", b.String())}
 	for _, f := range fs {
 		r.Findings = append(r.Findings, Finding{Rule: f.rule, Subject: f.subject, Why: f.why})
+		r.serverPath = r.serverPath || f.rule == RuleServerPaths
+
 	}
 	return r
 }
@@ -151,10 +156,21 @@ type Finding struct {
 type Refusal struct {
 	Findings []Finding
 	err      *tools.Error
+	// serverPath: a finding is of RuleServerPaths, so the refusal is
+	// tools.ErrServerPath too.
+	serverPath bool
 }
 
 func (r *Refusal) Error() string { return r.err.Error() }
-func (r *Refusal) Unwrap() error { return r.err }
+
+// Unwrap lets errors.Is and errors.As see the *tools.Error, and
+// tools.ErrServerPath when a server path was named.
+func (r *Refusal) Unwrap() []error {
+	if r.serverPath {
+		return []error{r.err, tools.ErrServerPath}
+	}
+	return []error{r.err}
+}
 
 // OnlyRules reports whether every finding is of one of the named rules.
 func (r *Refusal) OnlyRules(rules ...string) bool {

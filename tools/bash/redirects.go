@@ -67,6 +67,9 @@ func (a *analysis) checkRedirect(r *syntax.Redirect) {
 	if len(p.denyArgs) > 0 {
 		a.s.pathUses = append(a.s.pathUses, pathUse{subject: subject, w: w})
 	}
+	if len(p.serverPaths) > 0 {
+		a.s.serverUses = append(a.s.serverUses, pathUse{subject: subject, w: w, write: isOutputRedirect(r.Op)})
+	}
 }
 
 // printRedirect renders a redirect for messages (the printer cannot print a

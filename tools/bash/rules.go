@@ -29,6 +29,9 @@ func (a *analysis) checkCommand(c *command) {
 			a.s.pathUses = append(a.s.pathUses, pathUse{subject: c.display(), w: w})
 		}
 	}
+	if len(p.serverPaths) > 0 {
+		a.s.serverUses = append(a.s.serverUses, serverPathUses(c)...)
+	}
 	for _, g := range p.groups {
 		a.matchPatterns(c, g.patterns, g.name, g.why)
 		a.checkEmbedded(c, g.patterns, g.name, g.why)

@@ -119,9 +119,10 @@ func (t *Tool) sandboxSpec(tmpRoot string) sandbox.Spec {
 		}
 	}
 	hidden = append(hidden, denyArgPaths(t.policy.denyArgs, t.ws.Dir(), home)...)
+	protected, secret := tools.SplitServerPaths(t.serverPaths)
 	return sandbox.Spec{
 		Workspace: t.ws.Dir(), Read: sb.settings.Read, Write: sb.settings.Write,
-		Exec: exec, ExecDirs: execDirs, Hidden: hidden, TmpRoot: tmpRoot,
+		Exec: exec, ExecDirs: execDirs, Hidden: hidden, TmpRoot: tmpRoot, Protected: protected, Secret: secret,
 		Network: sb.settings.Network, Connect: sb.ports, Hosts: sandbox.ResolveHosts(sb.settings.Connect, hostLookupTimeout),
 		Namespaces: sandboxStatus().Namespaces,
 	}

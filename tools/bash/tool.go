@@ -59,8 +59,11 @@ type Tool struct {
 	cfg       Config
 	policy    *Policy
 	ws        *workspace.Workspace
-	env       []string
-	info      tools.Info
+	// serverPaths are the server's own paths, which the kernel keeps
+	// commands from writing (and the secret ones from reading).
+	serverPaths []tools.ServerPath
+	env         []string
+	info        tools.Info
 }
 
 var _ io.Closer = (*Tool)(nil)
@@ -94,7 +97,7 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 	if dir == "" {
 		dir = bc.WorkDir
 	}
-	ws, err := workspace.Open(dir, workspace.Options{})
+	ws, err := workspace.Open(dir, workspace.Options{ServerPaths: bc.ServerPaths})
 	if err != nil {
 		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error(), Err: err}
 	}
@@ -114,8 +117,9 @@ func New(bc tools.BuildContext, raw json.RawMessage) (tools.Tool, error) {
 		ws.Close()
 		return nil, err
 	}
-	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env), sandbox: sb}
+	t := &Tool{cfg: cfg, policy: newPolicy(s), ws: ws, env: commandEnv(cfg.Env), sandbox: sb, serverPaths: slices.Clone(bc.ServerPaths)}
 	t.policy.setWorkspace(ws.Dir())
+	t.policy.setServerPaths(bc.ServerPaths)
 	t.info = tools.Info{Name: "bash", Description: t.describe(), Parameters: argsSchema}
 	return t, nil
 }

@@ -48,7 +48,7 @@ func (c WorkspaceConfig) Open(bc tools.BuildContext) (*workspace.Workspace, erro
 	if dir == "" {
 		dir = bc.WorkDir
 	}
-	ws, err := workspace.Open(dir, workspace.Options{Deny: deny})
+	ws, err := workspace.Open(dir, workspace.Options{Deny: deny, ServerPaths: bc.ServerPaths})
 	if err != nil {
 		return nil, &tools.ConfigError{Path: "workDir", Msg: err.Error(), Err: err}
 	}

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/ruleagent/ruleagent/tools"
@@ -112,11 +110,7 @@ func (s *search) excluded(p, glob string) bool {
 func (s *search) file(rel string) error {
 	// O_NONBLOCK: a FIFO swapped in since the listing must not block the
 	// open; it is then refused as not regular.
-	root, err := s.ws.Root()
-	if err != nil {
-		return err
-	}
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := s.ws.OpenListed(rel)
 	if err != nil {
 		return nil // vanished or unreadable since the listing
 	}

@@ -53,6 +53,9 @@ func (p *provider) Build(ctx context.Context, spec tools.Spec, env tools.BuildEn
 	if err != nil {
 		return nil, tools.Prefix("config", err)
 	}
+	if t.sandbox != nil {
+		t.sandbox.serverPaths = env.ServerPaths
+	}
 	prefix, err := modelPrefix(spec.Name, t)
 	if err != nil {
 		return nil, err

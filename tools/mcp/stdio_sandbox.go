@@ -28,6 +28,9 @@ type stdioSandbox struct {
 	mode     sandbox.Mode
 	settings StdioSandbox
 	ports    []uint16
+	// serverPaths are the host's own paths (BuildEnv.ServerPaths), which
+	// the server may not write, nor read the secret ones.
+	serverPaths []tools.ServerPath
 }
 
 // checkSandbox validates the sandbox field of a stdio server's config.
@@ -103,7 +106,9 @@ func (s *stdioSandbox) confine(cmd *exec.Cmd, cwd string) (cleanup func(), err e
 	if workspace == "" {
 		workspace = root
 	}
+	protected, secret := tools.SplitServerPaths(s.serverPaths)
 	spec := sandbox.Spec{Workspace: workspace, Read: s.settings.Read, Write: s.settings.Write, Exec: exe, Hidden: hidden,
+		Protected: protected, Secret: secret,
 		TmpRoot: root, Network: s.settings.Network, Connect: s.ports, Hosts: sandbox.ResolveHosts(s.settings.Connect, 2*time.Second),
 		Namespaces: st.Namespaces}
 	if err := sandbox.Confine(cmd, spec); err != nil {

@@ -1,11 +1,14 @@
 package mcptool
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
@@ -86,5 +89,70 @@ func TestStdioSandboxConfig(t *testing.T) {
 	}
 	if tg, err := parseConfig([]byte(`{"command":"x"}`), t.TempDir()); err != nil || tg.sandbox != nil {
 		t.Fatalf("without sandbox the server is not confined: %+v %v", tg, err)
+	}
+}
+
+// TestStdioServerKeepsServerPaths runs the real filesystem server with
+// the host's chains folder and data directory inside its workspace:
+// confined, the kernel keeps it from writing either or reading the data
+// directory, while the rest of the workspace stays its own.
+func TestStdioServerKeepsServerPaths(t *testing.T) {
+	p := needPeers(t)
+	if st := sandbox.Describe(); !st.Available {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must run the sandbox tests, but: %s", st.Reason)
+		}
+		t.Skipf("the kernel cannot confine processes here: %s", st.Reason)
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "SESSIONS-DB-MCP-SECRET"
+	for _, d := range []string{"chains", "data", "src"} {
+		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, text := range map[string]string{"notes.txt": "inside\n", "data/sessions.db": secret, "chains/a.json": "{}"} {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	specs, err := tools.ParseSpecs(json.RawMessage(`[{"type":"mcp","name":"fs","config":{
+		"command":` + jsonString(filepath.Join(p.bin, "mcp-server-filesystem")) + `,"args":[` + jsonString(ws) + `],"cwd":` + jsonString(ws) + `,
+		"sandbox":{"mode":"required","read":[` + jsonString(filepath.Dir(p.bin)) + `]},"tools":["read_text_file","write_file"]}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tools.Build(context.Background(), specs, tools.BuildEnv{Providers: map[string]tools.Provider{tools.TypeMCP: NewProvider(Options{})},
+		WorkDir: ws, ServerPaths: []tools.ServerPath{{Path: filepath.Join(ws, "chains"), What: "the server's chains folder"},
+			{Path: filepath.Join(ws, "data"), What: "the server's data directory", Secret: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	for _, f := range []string{"chains/evil.json", "chains/a.json", "data/evil"} {
+		path := filepath.Join(ws, f)
+		if o := invoke(set, "fs__write_file", `{"path":`+jsonString(path)+`,"content":"x"}`); !o.IsError {
+			t.Errorf("the confined server wrote %s: %+v", f, o)
+		}
+	}
+	if o := invoke(set, "fs__read_text_file", `{"path":`+jsonString(filepath.Join(ws, "data", "sessions.db"))+`}`); !o.IsError || strings.Contains(o.Content, secret) {
+		t.Errorf("the confined server read the data directory: %+v", o)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "chains", "a.json")); string(b) != "{}" {
+		t.Errorf("chains/a.json changed: %q", b)
+	}
+	for _, f := range []string{"chains/evil.json", "data/evil"} {
+		if _, err := os.Lstat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s was created", f)
+		}
+	}
+	// Its other folders are its own (the workspace's top level, which
+	// holds the server's paths, gains no new entries: see the README).
+	mustInvoke(t, set, "fs__write_file", `{"path":`+jsonString(filepath.Join(ws, "src", "out.txt"))+`,"content":"changed"}`)
+	if o := mustInvoke(t, set, "fs__read_text_file", `{"path":`+jsonString(filepath.Join(ws, "chains", "a.json"))+`}`); o.Content != "{}" {
+		t.Errorf("reading a chain: %q", o.Content)
 	}
 }

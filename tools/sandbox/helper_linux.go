@@ -57,9 +57,14 @@ type helper struct {
 	// plan grants the read-only trees (guarded by mu); it is made again
 	// when one of its directories changes.
 	plan *readPlan
-	mu   sync.Mutex
-	runs map[string]*list.Element
-	lru  *list.List // of *runSet, most recent first
+	// planGen counts the plans made; a run whose thread was confined
+	// with an older one is confined again when the plan carves writable
+	// trees (see addWritable), so that entries added to them since are
+	// granted.
+	planGen int
+	mu      sync.Mutex
+	runs    map[string]*list.Element
+	lru     *list.List // of *runSet, most recent first
 	// active holds the process groups of the commands not yet reaped.
 	active map[int]bool
 	// spawn is held (shared) from a command's start until it is marked
@@ -71,6 +76,7 @@ type helper struct {
 type runSet struct {
 	run    string
 	dir    string
+	gen    int // the plan its thread was confined with
 	starts chan startReq
 	// mu serialises starts with closing; closed is set when the run is
 	// dropped and its thread told to end.
@@ -357,30 +363,26 @@ func (h *helper) ruleset(run string) (*runSet, error) {
 	defer h.mu.Unlock()
 	if e, ok := h.runs[run]; ok {
 		h.lru.MoveToFront(e)
-		return e.Value.(*runSet), nil
+		rs := e.Value.(*runSet)
+		if len(h.plan.carved) > 0 {
+			if !h.plan.current() {
+				h.newPlan()
+			}
+			if rs.gen != h.planGen {
+				return rs, h.reconfine(rs)
+			}
+		}
+		return rs, nil
 	}
 	dir, err := os.MkdirTemp(h.spec.TmpRoot, "run-")
 	if err != nil {
 		return nil, fmt.Errorf("private temporary directory: %w", err)
 	}
 	if h.plan == nil || !h.plan.current() {
-		if h.plan != nil {
-			h.plan.Close()
-		}
-		h.plan = newReadPlan(h.spec)
+		h.newPlan()
 	}
-	fd, err := buildRuleset(h.spec, h.abi, dir, h.plan)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	rs := &runSet{run: run, dir: dir, starts: make(chan startReq)}
-	ready := make(chan error, 1)
-	go confinedThread(fd, h.filter, rs.starts, ready)
-	err = <-ready
-	unix.Close(fd)
-	if err != nil {
-		close(rs.starts)
+	rs := &runSet{run: run, dir: dir, gen: h.planGen}
+	if rs.starts, err = h.confine(dir); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -391,6 +393,50 @@ func (h *helper) ruleset(run string) (*runSet, error) {
 		old.drop()
 	}
 	return rs, nil
+}
+
+// newPlan makes the plan again (under h.mu).
+func (h *helper) newPlan() {
+	if h.plan != nil {
+		h.plan.Close()
+	}
+	h.plan = newReadPlan(h.spec)
+	h.planGen++
+}
+
+// confine starts a thread confined with the current plan and dir as the
+// run's private directory, and returns the channel it takes its starts
+// from.
+func (h *helper) confine(dir string) (chan startReq, error) {
+	fd, err := buildRuleset(h.spec, h.abi, dir, h.plan)
+	if err != nil {
+		return nil, err
+	}
+	starts := make(chan startReq)
+	ready := make(chan error, 1)
+	go confinedThread(fd, h.filter, starts, ready)
+	err = <-ready
+	unix.Close(fd)
+	if err != nil {
+		close(starts)
+		return nil, err
+	}
+	return starts, nil
+}
+
+// reconfine gives rs a thread confined with the current plan, and ends
+// its old one (under h.mu).
+func (h *helper) reconfine(rs *runSet) error {
+	starts, err := h.confine(rs.dir)
+	if err != nil {
+		return err
+	}
+	rs.mu.Lock()
+	old := rs.starts
+	rs.starts, rs.gen = starts, h.planGen
+	rs.mu.Unlock()
+	close(old)
+	return nil
 }
 
 func (h *helper) cleanup() {

@@ -36,6 +36,9 @@ type readPlan struct {
 	// dirs are the directories granted entry by entry, with their state
 	// when the plan was made.
 	dirs map[string]dirState
+	// carved are the writable trees granted entry by entry around the
+	// server's paths (see addWritable), by their name in the spec.
+	carved map[string]bool
 }
 
 type dirState struct {
@@ -80,17 +83,25 @@ func makeReadPlan(roots, withheld []string, keep func(string) bool) *readPlan {
 	for _, r := range readRoots(roots) {
 		plan.grantAround(r, inside(w, r))
 	}
-	plan.fds = make([]int, len(plan.rules))
+	plan.openFDs()
+	return plan
+}
+
+// openFDs opens the rules that have no descriptor yet, once, so that each
+// run's ruleset only adds them.
+func (p *readPlan) openFDs() {
+	from := len(p.fds)
+	for len(p.fds) < len(p.rules) {
+		p.fds = append(p.fds, -1)
+	}
 	// Keep the descriptors only where the file limit leaves plenty for
 	// the commands' pipes and sockets.
 	var lim unix.Rlimit
-	keepOpen := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Cur >= uint64(len(plan.rules))+4096
-	for i, r := range plan.rules {
-		plan.fds[i] = -1
-		if !keepOpen {
-			continue
-		}
-		fd, err := unix.Open(r, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Cur < uint64(len(p.rules))+4096 {
+		return
+	}
+	for i := from; i < len(p.rules); i++ {
+		fd, err := unix.Open(p.rules[i], unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
@@ -98,14 +109,13 @@ func makeReadPlan(roots, withheld []string, keep func(string) bool) *readPlan {
 		switch err := unix.Fstat(fd, &st); {
 		case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
-			plan.access[i] &= ll.AccessFSReadFile
+			p.access[i] &= fileRights
 		default:
 			unix.Close(fd) // opened per run, and checked then
 			continue
 		}
-		plan.fds[i] = fd
+		p.fds[i] = fd
 	}
-	return plan
 }
 
 // Close releases the plan's descriptors.
@@ -134,8 +144,17 @@ func inside(w []string, dir string) []string {
 
 // grantAround grants dir except the paths of w (sorted, all under dir).
 func (p *readPlan) grantAround(dir string, w []string) {
-	if len(w) == 0 {
-		p.rules, p.access = append(p.rules, dir), append(p.access, accessRead)
+	p.carve(dir, accessRead, w, func(string) uint64 { return 0 })
+}
+
+// carve grants dir with access except the paths of around (sorted, all
+// under dir), which get rightsOf's rights instead (0: none; they are
+// carved in turn around the paths of around under them). dir itself, and
+// every directory between it and such a path, can only be listed: a right
+// on a directory covers all beneath it.
+func (p *readPlan) carve(dir string, access uint64, around []string, rightsOf func(string) uint64) {
+	if len(around) == 0 {
+		p.rules, p.access = append(p.rules, dir), append(p.access, access)
 		return
 	}
 	st, ok := statDir(dir)
@@ -152,7 +171,12 @@ func (p *readPlan) grantAround(dir string, w []string) {
 	f.Close()
 	for _, e := range entries {
 		child := filepath.Join(dir, e.Name())
-		if _, found := slices.BinarySearch(w, child); found {
+		if _, found := slices.BinarySearch(around, child); found {
+			if a := rightsOf(child); a != 0 && e.IsDir() {
+				p.carve(child, a, inside(around, child), rightsOf)
+			} else if a != 0 && e.Type().IsRegular() {
+				p.rules, p.access = append(p.rules, child), append(p.access, a)
+			}
 			continue
 		}
 		if e.Type()&os.ModeSymlink != 0 {
@@ -160,11 +184,11 @@ func (p *readPlan) grantAround(dir string, w []string) {
 			// not, where it lies.
 			continue
 		}
-		under := inside(w, child)
+		under := inside(around, child)
 		if len(under) > 0 && e.IsDir() {
-			p.grantAround(child, under)
+			p.carve(child, access, under, rightsOf)
 			continue
 		}
-		p.rules, p.access = append(p.rules, child), append(p.access, accessRead)
+		p.rules, p.access = append(p.rules, child), append(p.access, access)
 	}
 }

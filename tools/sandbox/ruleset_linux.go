@@ -20,6 +20,9 @@ const (
 	accessWrite = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir |
 		ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
 	accessDevice = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate
+	// fileRights are the rights that apply to a file (the others are
+	// about directory entries).
+	fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
 )
 
 // fsRights are the filesystem rights each Landlock ABI knows.
@@ -71,7 +74,10 @@ func newReadPlan(spec *Spec) *readPlan {
 		}
 	}
 	keep := func(p string) bool { return allowed[p] || insideAny(p, execDirs) }
-	return makeReadPlan(readOnlyTrees(spec), append(slices.Clone(spec.Withheld), spec.Hidden...), keep)
+	withheld := append(append(slices.Clone(spec.Withheld), spec.Hidden...), spec.Secret...)
+	plan := makeReadPlan(readOnlyTrees(spec), withheld, keep)
+	plan.addWritable(spec)
+	return plan
 }
 
 // buildRuleset makes a Landlock ruleset for spec, with runDir as the
@@ -108,12 +114,12 @@ func buildRuleset(spec *Spec, abi int, runDir string, plan *readPlan) (int, erro
 		case unix.S_IFDIR:
 		case unix.S_IFREG, unix.S_IFCHR:
 			// Rights about directory entries do not apply to files.
-			access &= ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+			access &= fileRights
 		default:
 			if planned {
 				return nil
 			}
-			access &= ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+			access &= fileRights
 		}
 		if err := ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: access & handled}, 0); err != nil {
 			return fmt.Errorf("landlock_add_rule %s: %w", path, err)
@@ -135,12 +141,16 @@ func buildRuleset(spec *Spec, abi int, runDir string, plan *readPlan) (int, erro
 		defer unix.Close(pfd)
 		return addFD(pfd, path, access, planned)
 	}
-	steps := []error{
-		add(spec.Workspace, accessRead|accessWrite, true, false),
-		add(runDir, accessRead|accessWrite, true, false),
+	steps := []error{add(runDir, accessRead|accessWrite, true, false)}
+	// The writable trees the plan carves around the server's paths are
+	// among its rules.
+	if !plan.carved[spec.Workspace] {
+		steps = append(steps, add(spec.Workspace, accessRead|accessWrite, true, false))
 	}
 	for _, p := range spec.Write {
-		steps = append(steps, add(p, accessRead|accessWrite, false, false))
+		if !plan.carved[p] {
+			steps = append(steps, add(p, accessRead|accessWrite, false, false))
+		}
 	}
 	for i, p := range plan.rules {
 		if plan.fds[i] < 0 {

@@ -149,6 +149,13 @@ type Spec struct {
 	// tree: in a read-only tree Landlock grants around them; in a
 	// writable one (the workspace) hiding them needs a mount namespace.
 	Hidden []string `json:"hidden,omitempty"`
+	// Protected are paths commands may read but never write, even inside
+	// a writable tree (the server's chains folder); Secret ones may be
+	// neither read nor written (its data directory). Landlock guarantees
+	// both: a writable tree holding one is granted entry by entry around
+	// it (see writeplan_linux.go), with or without namespaces.
+	Protected []string `json:"protected,omitempty"`
+	Secret    []string `json:"secret,omitempty"`
 	// Withheld are the programs and owner-only files of the system's
 	// readable trees (see withheld_linux.go); the launcher fills it in.
 	Withheld []string `json:"withheld,omitempty"`

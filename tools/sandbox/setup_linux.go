@@ -73,6 +73,9 @@ func prepareNamespaces(spec *Spec, f *facts) {
 func exposedWithoutNamespaces(spec *Spec) []string {
 	var out []string
 	for _, h := range spec.Hidden {
+		if insideAny(h, spec.Secret) {
+			continue // Landlock grants the writable trees around it
+		}
 		if _, err := os.Lstat(h); err == nil && insideAny(h, spec.writable()) {
 			out = append(out, h)
 		}

@@ -33,9 +33,16 @@ func (w *Workspace) Open(p string) (rel string, f *os.File, fi fs.FileInfo, err 
 	if err != nil {
 		return "", nil, nil, err
 	}
+	if w.checked != nil {
+		w.checked()
+	}
 	// O_NONBLOCK: opening a FIFO must not block the call (it is refused
 	// just below); regular files ignore the flag.
-	f, err = w.rootFS().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if w.pinned() {
+		f, err = w.openPinned(p, rel)
+	} else {
+		f, err = w.rootFS().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
 	if err != nil {
 		return "", nil, nil, w.fsError(p, err)
 	}
@@ -51,6 +58,20 @@ func (w *Workspace) Open(p string) (rel string, f *os.File, fi fs.FileInfo, err 
 		return "", nil, nil, w.fsError(p, err)
 	}
 	return rel, f, fi, nil
+}
+
+// OpenListed opens for reading the workspace-relative path rel a listing
+// or walk found, without resolving it again: through the os.Root, or,
+// when the workspace holds a server path, without following any symlink
+// (see pinned.go). It does not block on a FIFO.
+func (w *Workspace) OpenListed(rel string) (*os.File, error) {
+	if err := w.Ready(); err != nil {
+		return nil, err
+	}
+	if w.pinned() {
+		return w.openPinned(rel, rel)
+	}
+	return w.rootFS().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 // ReadFile reads the whole regular file p, refusing files larger than max
@@ -85,6 +106,15 @@ func (w *Workspace) WriteFileAtomic(p string, data []byte, perm fs.FileMode) (re
 	}
 	if rel == "." {
 		return "", tools.Errorf(tools.ErrInvalidPath, "%q names the workspace directory, not a file", p)
+	}
+	if w.checked != nil {
+		w.checked()
+	}
+	if w.pinned() {
+		if err := w.writePinned(p, rel, data, perm); err != nil {
+			return "", err
+		}
+		return rel, nil
 	}
 	if fi, err := w.rootFS().Stat(rel); err == nil {
 		if fi.IsDir() {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,11 @@ type Options struct {
 	// may neither read, write nor list. A denied directory denies all of its
 	// contents. Listings and searches skip them silently.
 	Deny []string
+	// ServerPaths are the server's own files and folders (absolute): a
+	// path that reaches one, also through a symlink, is refused with a
+	// *tools.ServerPathError: for writing always, for reading when it is
+	// secret (listings and searches skip those silently, as denied ones).
+	ServerPaths []tools.ServerPath
 }
 
 // Workspace is one confined directory tree. It is safe for concurrent use.
@@ -47,6 +53,14 @@ type Options struct {
 type Workspace struct {
 	dir  string   // as configured, absolute and clean
 	deny []string // clean, slash-separated, relative
+	// server are the server paths, as given and with symlinks resolved;
+	// serverRel those that concern the workspace, relative to it (set
+	// with root).
+	server    []tools.ServerPath
+	serverRel []serverRel
+	// checked, when set (by tests), runs between a path's check and its
+	// use, where a concurrent command could change the tree.
+	checked func()
 
 	mu      sync.Mutex
 	root    atomic.Pointer[os.Root]
@@ -79,6 +93,7 @@ func Open(dir string, opts Options) (*Workspace, error) {
 		}
 		w.deny = append(w.deny, c)
 	}
+	w.server = withRealPaths(opts.ServerPaths)
 	if fi, err := os.Stat(abs); err == nil {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("workspace %q: not a directory", dir)
@@ -130,6 +145,7 @@ func (w *Workspace) Ready() error {
 		return tools.Wrap(tools.ErrExecutionFailed, err, "the workspace %s", w.dir)
 	}
 	w.realDir = real
+	w.serverRel = relServerPaths(w.server, w.dir, real)
 	w.root.Store(root)
 	return nil
 }
@@ -175,7 +191,95 @@ func (w *Workspace) IsDenied(rel string) bool {
 			return true
 		}
 	}
+	if len(w.serverRel) > 0 {
+		_, hit := w.serverPath(rel, false)
+		return hit
+	}
 	return false
+}
+
+// serverRel is a server path relative to the workspace: rel is "." when
+// the workspace lies inside it.
+type serverRel struct {
+	rel string
+	sp  tools.ServerPath
+}
+
+// relServerPaths keeps the server paths that are the workspace, hold it,
+// or lie inside it, under either of its names.
+func relServerPaths(paths []tools.ServerPath, dirs ...string) []serverRel {
+	var out []serverRel
+	for _, sp := range paths {
+		for _, base := range dirs {
+			rel := ""
+			switch {
+			case sp.Covers(base):
+				rel = "."
+			case strings.HasPrefix(sp.Path, base+string(filepath.Separator)):
+				rel = filepath.ToSlash(sp.Path[len(base)+1:])
+			default:
+				continue
+			}
+			if !slices.ContainsFunc(out, func(r serverRel) bool { return r.rel == rel && r.sp.Secret == sp.Secret }) {
+				out = append(out, serverRel{rel: rel, sp: sp})
+			}
+		}
+	}
+	return out
+}
+
+// serverPath returns the server path a clean workspace-relative path
+// reaches for the given access: every one when writing, the secret ones
+// when reading.
+func (w *Workspace) serverPath(rel string, write bool) (tools.ServerPath, bool) {
+	for _, r := range w.serverRel {
+		if (write || r.sp.Secret) && (r.rel == "." || rel == r.rel || strings.HasPrefix(rel, r.rel+"/")) {
+			return r.sp, true
+		}
+	}
+	return tools.ServerPath{}, false
+}
+
+// checkServerPath refuses rel, which p names, when it reaches a server
+// path for the given access.
+func (w *Workspace) checkServerPath(p, rel string, write bool) error {
+	if len(w.serverRel) == 0 {
+		return nil
+	}
+	if sp, ok := w.serverPath(rel, write); ok {
+		return &tools.ServerPathError{Name: displayPath(p), Owner: sp, Write: write}
+	}
+	return nil
+}
+
+// withRealPaths adds to paths the symlink-resolved name of each (of its
+// longest existing part), so that a workspace reached through a symlink
+// is compared on both sides alike.
+func withRealPaths(paths []tools.ServerPath) []tools.ServerPath {
+	out := slices.Clone(paths)
+	for _, sp := range paths {
+		if real := RealPath(sp.Path); real != sp.Path {
+			sp.Path = real
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// RealPath resolves the symlinks of abs's longest existing part and
+// appends the rest.
+func RealPath(abs string) string {
+	abs = filepath.Clean(abs)
+	rest := ""
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(cur) == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
 }
 
 // Resolve maps a path the model gave (relative to the workspace, or absolute
@@ -184,14 +288,15 @@ func (w *Workspace) IsDenied(rel string) bool {
 // workspace are followed. Errors are typed: tools.ErrInvalidPath for escapes
 // and malformed paths, tools.ErrPolicyDenied for denied sub-paths,
 // tools.ErrFileNotFound when it does not exist.
-func (w *Workspace) Resolve(p string) (string, error) { return w.resolve(p, true) }
+func (w *Workspace) Resolve(p string) (string, error) { return w.resolve(p, true, false) }
 
-// ResolveNew is Resolve for a path that may not exist yet, such as a file
-// about to be created. Its missing components are allowed, but a `..` after a
-// missing component is refused (it could not be resolved on disk).
-func (w *Workspace) ResolveNew(p string) (string, error) { return w.resolve(p, false) }
+// ResolveNew is Resolve for a path about to be written, which may not exist
+// yet. Its missing components are allowed, but a `..` after a missing
+// component is refused (it could not be resolved on disk). A path that
+// reaches one of the server's paths is refused (*tools.ServerPathError).
+func (w *Workspace) ResolveNew(p string) (string, error) { return w.resolve(p, false, true) }
 
-func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
+func (w *Workspace) resolve(p string, mustExist, write bool) (string, error) {
 	if err := w.Ready(); err != nil {
 		return "", err
 	}
@@ -227,6 +332,9 @@ func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
 		cur := path.Join(append(out, c)...)
 		// Refuse denied paths before looking at them, so the answer does
 		// not reveal whether something exists there.
+		if err := w.checkServerPath(p, cur, false); err != nil {
+			return "", err
+		}
 		if w.IsDenied(cur) {
 			return "", tools.Errorf(tools.ErrPolicyDenied, "%s is in a denied part of the workspace", displayPath(p))
 		}
@@ -271,6 +379,9 @@ func (w *Workspace) resolve(p string, mustExist bool) (string, error) {
 	res := "."
 	if len(out) > 0 {
 		res = path.Join(out...)
+	}
+	if err := w.checkServerPath(p, res, write); err != nil {
+		return "", err
 	}
 	if w.IsDenied(res) {
 		return "", tools.Errorf(tools.ErrPolicyDenied, "%s is in a denied part of the workspace", displayPath(p))

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ruleagent/ruleagent/tools"
 )
 
 // BenchmarkResolve is the containment check of one file access: a path
@@ -38,6 +40,20 @@ func BenchmarkResolve(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = w.Resolve(abs)
+		}
+	})
+	// The server's chains folder and data directory inside the workspace
+	// (a workspace of "."): the check is a prefix comparison.
+	b.Run("server-paths", func(b *testing.B) {
+		ws, err := Open(dir, Options{Deny: []string{".git", "secrets"}, ServerPaths: []tools.ServerPath{
+			{Path: filepath.Join(dir, "chains")}, {Path: filepath.Join(dir, "data"), Secret: true}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ws.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = ws.Resolve("src/pkg/main.go")
 		}
 	})
 }
