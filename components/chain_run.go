@@ -11,6 +11,7 @@ import (
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/tools/ask"
 )
 
 // CancelGrace is how long a cancelled chain run may take to stop: RuleGo
@@ -138,6 +139,14 @@ func NewChainRun(ctx context.Context, e types.RuleEngine, o ChainRunOptions) *Ch
 type StartPoint struct {
 	NodeID string
 	Msg    types.RuleMsg
+}
+
+// AskedNode is a node whose question waits for a later answer: it ended
+// with an *ask.PendingError, and the run goes on by entering the chain at
+// it again (StartAt) once the answer is in.
+type AskedNode struct {
+	StartPoint
+	Question ask.Question
 }
 
 // Start sends msg into the chain; call it (or StartAt) once.

@@ -270,8 +270,20 @@ func FuzzMCPRequest(f *testing.F) {
 		}
 		last := msgs[len(msgs)-1]
 		if id := gjson.GetBytes(body, "id"); id.Exists() && gjson.GetBytes(last, "method").String() == "" &&
-			jsonrpcID(json.RawMessage(gjson.GetBytes(last, "id").Raw)) != jsonrpcID(json.RawMessage(id.Raw)) {
+			idValue(gjson.GetBytes(last, "id")) != idValue(id) {
 			t.Fatalf("the response's id %s is not the request's %s", gjson.GetBytes(last, "id").Raw, id.Raw)
 		}
 	})
+}
+
+// idValue is a JSON-RPC id as a comparable value: a string or a number, or
+// nil for anything else (which names no request).
+func idValue(r gjson.Result) any {
+	switch r.Type {
+	case gjson.String:
+		return r.Str
+	case gjson.Number:
+		return r.Num
+	}
+	return nil
 }

@@ -76,7 +76,7 @@ func (a discoverAPI) discover(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), a.timeout)
 	defer cancel()
 	set, err := tools.Build(ctx, specs, tools.BuildEnv{WorkDir: "workspace",
-		Providers: map[string]tools.Provider{tools.TypeMCP: mcptool.NewProvider(mcptool.Options{Self: a.s.mcp})}})
+		Providers: map[string]tools.Provider{tools.TypeMCP: mcptool.NewProvider(mcptool.Options{Self: a.s.mcp.Server()})}})
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("%w (discover gives a server %s to start and answer)", err, a.timeout)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ruleagent/ruleagent/server/catalog"
+
 	"github.com/rulego/rulego/api/types"
 	endpointapi "github.com/rulego/rulego/api/types/endpoint"
 	"github.com/rulego/rulego/endpoint"
@@ -35,17 +37,8 @@ type runningEndpoint struct {
 	chain *types.RuleChain // the definition it was started for
 }
 
-// EndpointInfo describes an endpoint a chain runs (in the chains API).
-type EndpointInfo struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-	// Address is what it listens on (server-side types), if anything.
-	Address string `json:"address,omitempty"`
-	// Routes are the routers' from paths (an HTTP path, a cron spec, ...).
-	Routes []string `json:"routes,omitempty"`
-
-	dsl *types.EndpointDsl
-}
+// EndpointInfo describes an endpoint a chain runs (see package catalog).
+type EndpointInfo = catalog.EndpointInfo
 
 // endpointDefs reads chain id's endpoints from its DSL, with ${global.x}
 // and ${vars.x} filled in and empty router targets pointed at the chain,
@@ -92,7 +85,7 @@ func endpointDefsOf(cfg types.Config, id string, dslBytes []byte) ([]EndpointInf
 			def.Id = fmt.Sprintf("endpoint%d", i)
 		}
 		addr, _ := def.Configuration["server"].(string)
-		out = append(out, EndpointInfo{ID: def.Id, Type: def.Type, Address: addr, Routes: routes, dsl: def})
+		out = append(out, EndpointInfo{ID: def.Id, Type: def.Type, Address: addr, Routes: routes, Def: def})
 	}
 	return out, &rc, nil
 }
@@ -110,7 +103,7 @@ func (s *Store) switchEndpoints(id string, defs []EndpointInfo, rc *types.RuleCh
 	}
 	want := map[string]EndpointInfo{}
 	for _, d := range defs {
-		b, _ := json.Marshal(d.dsl)
+		b, _ := json.Marshal(d.Def)
 		want[string(b)] = d
 	}
 	var stopped []runningEndpoint
@@ -165,7 +158,7 @@ func (s *Store) switchEndpoints(id string, defs []EndpointInfo, rc *types.RuleCh
 func (s *Store) startEndpoint(d EndpointInfo, key string, rc *types.RuleChain) (runningEndpoint, error) {
 	cfg := s.cfg
 	cfg.EndpointEnabled = true
-	ep, err := endpoint.NewFromDef(*d.dsl, endpointapi.DynamicEndpointOptions.WithConfig(cfg),
+	ep, err := endpoint.NewFromDef(*d.Def, endpointapi.DynamicEndpointOptions.WithConfig(cfg),
 		endpointapi.DynamicEndpointOptions.WithRouterOpts(endpointapi.RouterOptions.WithRuleGo(s.pool)),
 		endpointapi.DynamicEndpointOptions.WithRuleChain(rc))
 	if err != nil {

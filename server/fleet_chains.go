@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ruleagent/ruleagent/server/catalog"
+
 	"github.com/ruleagent/ruleagent/state/chainsync"
 	"github.com/ruleagent/ruleagent/state/health"
 )
@@ -33,19 +35,8 @@ var ErrChainStore = errors.New("the fleet's chain store failed")
 // milliseconds while the store answers).
 const applyWait = 10 * time.Second
 
-// FleetChain is a chain's state against the fleet's chain store, in the
-// chains API (ChainInfo.Fleet).
-type FleetChain struct {
-	// Version is the store's version of the chain; Applied the version
-	// running here (0: none). They differ while a change is on its way,
-	// and when this replica refused the store's version (Error says why).
-	Version int64 `json:"version"`
-	Applied int64 `json:"applied"`
-	// Hash is the SHA-256 of the store's DSL: replicas that agree run the
-	// same chain.
-	Hash  string `json:"hash,omitempty"`
-	Error string `json:"error,omitempty"`
-}
+// FleetChain is a chain's state against the fleet's chain store (see package catalog).
+type FleetChain = catalog.FleetChain
 
 // fleetChains is the store's side of chain sync: what it applied, for
 // the saves waiting on it.

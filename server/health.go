@@ -1,15 +1,16 @@
 package server
 
 import (
-	"errors"
 	"net/http"
+
+	"github.com/ruleagent/ruleagent/server/runs"
 
 	"github.com/ruleagent/ruleagent/state/health"
 )
 
 // ErrDraining refuses a new run on a server that is shutting down: its
 // runs in flight finish, and new ones belong on another replica.
-var ErrDraining = errors.New("this server is shutting down (draining): send the run to another replica")
+var ErrDraining = runs.ErrDraining
 
 // drainRetryAfter is the Retry-After of a refusal while draining, in
 // seconds: another replica takes the run at once.

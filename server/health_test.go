@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -108,8 +107,11 @@ func TestDrainingRefusesNewRuns(t *testing.T) {
 			t.Errorf("%s while draining: %d %v", path, resp.StatusCode, b)
 		}
 	}
-	if _, err := st.mcpTools.startRun(t.Context(), "hello", "hi", toolCall{}, false, runResume{}); !errors.Is(err, ErrDraining) {
-		t.Errorf("MCP run while draining: %v", err)
+	// The MCP server refuses it too, as a tool error (the self server an
+	// agent calls, and /mcp, which the drain answers 503 before it).
+	answer := st.MCP().HandleMessage(t.Context(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"message":"hi"}}}`))
+	if b, _ := json.Marshal(answer); !strings.Contains(string(b), `"isError":true`) || !strings.Contains(string(b), ErrDraining.Error()) {
+		t.Errorf("MCP run while draining: %s", b)
 	}
 	if code, _ := getJSON(t, base, "/healthz"); code != 200 {
 		t.Errorf("healthz while draining: %d", code)

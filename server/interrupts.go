@@ -135,7 +135,7 @@ func (st *runState) newInterrupt(req tools.ApprovalRequest, key string) checkpoi
 		ev.Message = fmt.Sprintf("%s asks for an answer", req.Tool)
 	} else {
 		ev.Reason, ev.ResponseSchema = "tool_approval", approvalSchema
-		ev.Message = fmt.Sprintf("Approve %s %s?", req.Tool, oneLineArgs(req))
+		ev.Message = fmt.Sprintf("Approve %s %s?", req.Tool, req.OneLine())
 	}
 	ev.Metadata, _ = json.Marshal(meta)
 	runID := cmp.Or(req.RunID, st.req.RunID)
@@ -164,37 +164,6 @@ func interruptRun(id string) (string, bool) {
 		return "", false
 	}
 	return string(b), true
-}
-
-// oneLineArgs is the call as the question shows it: a shell call's
-// commands with every redirect, variable assignment and directory of the
-// call, or the tool's arguments.
-func oneLineArgs(req tools.ApprovalRequest) string {
-	if len(req.Commands) > 0 || len(req.WorkDirs) > 0 {
-		var b strings.Builder
-		b.WriteString(strings.Join(req.Commands, "; "))
-		if len(req.Redirects) > 0 {
-			b.WriteString(" with redirects " + strings.Join(req.Redirects, ", "))
-		}
-		if len(req.Assignments) > 0 {
-			b.WriteString(" setting " + strings.Join(req.Assignments, ", "))
-		}
-		if len(req.WorkDirs) > 0 {
-			b.WriteString(" in work_dir " + req.WorkDirs[0])
-			if len(req.WorkDirs) > 1 {
-				b.WriteString(" (then " + strings.Join(req.WorkDirs[1:], ", ") + ")")
-			}
-		}
-		return b.String()
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, req.Args) != nil {
-		return string(req.Args)
-	}
-	if b.Len() > 300 {
-		return b.String()[:300] + "…"
-	}
-	return b.String()
 }
 
 func nonNil(list []string) []string {

@@ -1,141 +1,120 @@
 package server
 
 import (
-	"log/slog"
-	"runtime/debug"
-	"time"
-
-	"github.com/ruleagent/ruleagent/state/tasks"
+	"context"
+	"io"
+	"log"
+	"net/http"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 )
 
-// MCPOptions configure the MCP server over a store.
-type MCPOptions struct {
-	// Version is reported as serverInfo.version; the module's version
-	// from the build information by default.
-	Version string
-	// Logger receives what the server cannot tell a client, such as a
-	// chain whose tool name is taken. slog.Default() when nil.
-	Logger *slog.Logger
-	// TextProgressInterval is the least time between two progress
-	// notifications about streamed text or reasoning (tool calls and
-	// nodes are always reported). 250ms when zero.
-	TextProgressInterval time.Duration
-	// InputTimeout is how long a run that asked a 2026-07-28 client for
-	// input waits for the client to retry with the answer before it is
-	// cancelled. 10 minutes when zero.
-	InputTimeout time.Duration
-	// MaxWaitingInput bounds the runs waiting for their clients' input;
-	// a question beyond it fails the call. 100 when zero.
-	MaxWaitingInput int
-	// Tasks keeps the state of MCP tasks (the tasks extension): memory
-	// when nil; the state file under --data or the sessions' Redis in
-	// serve, so that every replica reads every task.
-	Tasks tasks.Store
-	// TaskTTL is how long a task is kept after its last change. 1 hour
-	// when zero.
-	TaskTTL time.Duration
-	// MaxTasks bounds the tasks running in this process; a call beyond it
-	// answers a tool error. 100 when zero.
-	MaxTasks int
-}
+// MCPOptions configure the MCP server over a store (see package mcpserve).
+type MCPOptions = mcpserve.Options
 
-// Defaults of MCPOptions.
-const (
-	// defaultTextProgressInterval keeps a fast stream from flooding a
-	// client with notifications while still showing that the answer is
-	// being written.
-	defaultTextProgressInterval = 250 * time.Millisecond
-	defaultInputTimeout         = 10 * time.Minute
-	defaultMaxWaitingInput      = 100
-)
-
-// NewMCPServer returns an MCP server exposing the store's chains as tools:
-// every enabled agent chain, and every chain marked additionalInfo.mcp
-// (except chains whose parameters other chains bind: see boundParams),
-// named by ToolName, plus list_rule_chains, get_rule_chain and
-// save_rule_chain. The chain tools follow the store: deploying, reloading
-// or removing a chain updates them, and clients get tools/list_changed.
-//
-// A chain tool runs the chain with the call's arguments as input and
-// answers with the chain's final message. A chain that fails answers
-// isError with the error (its secrets redacted), never a protocol error.
-// When the client asks for progress, the run's events and nodes become
-// notifications/progress; when it cancels the call, the run is cancelled.
-// When a node asks for a person's input (package ask), the client is
-// asked: see chainRun.
-//
-// It serves protocol versions 2026-07-28 (stateless), 2025-11-25 and the
-// earlier ones mcp-go knows, each request in its own era.
+// NewMCPServer returns an MCP server exposing the store's chains as tools
+// (see mcpserve.New), served by the caller: what keeps a chain from being
+// offered is logged from now on.
 func NewMCPServer(s *Store, o MCPOptions) *mcpserver.MCPServer {
-	srv, ct := newMCPService(s, o)
-	// The caller serves it: what keeps a chain from being offered is
-	// logged from now on.
-	ct.serving()
-	return srv
-}
-
-// newMCPService is NewMCPServer, also returning the chain tools behind the
-// server (the store keeps them, to end the runs waiting for input).
-func newMCPService(s *Store, o MCPOptions) (*mcpserver.MCPServer, *chainTools) {
-	if o.Version == "" {
-		o.Version = moduleVersion()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.TextProgressInterval <= 0 {
-		o.TextProgressInterval = defaultTextProgressInterval
-	}
-	if o.InputTimeout <= 0 {
-		o.InputTimeout = defaultInputTimeout
-	}
-	if o.MaxWaitingInput <= 0 {
-		o.MaxWaitingInput = defaultMaxWaitingInput
-	}
-	srv := mcpserver.NewMCPServer("ruleagent", o.Version,
-		mcpserver.WithToolCapabilities(true),
-		mcpserver.WithExtensions(map[string]any{tasksExtension: map[string]any{}}),
-		mcpserver.WithRecovery(),
-		mcpserver.WithInstructions(mcpInstructions(s.readOnly)))
-	waiting, err := newWaitingRuns(o.InputTimeout, o.MaxWaitingInput)
-	if err != nil {
-		// crypto/rand does not fail on the platforms Go supports.
-		panic(err)
-	}
-	ct := &chainTools{store: s, host: gosdkHost{srv}, opts: o, waiting: waiting,
-		byChain: map[string]exposedChain{}, byName: map[string]string{}, withheld: map[string]bool{}, untold: map[string][]exposureNote{}}
-	if ct.tasks, err = newMCPTasks(o.Tasks, o.TaskTTL, o.InputTimeout, o.MaxTasks, o.Version, ct.outcome); err != nil {
-		panic(err) // crypto/rand does not fail either
-	}
-	ct.tasks.tools = ct
-	ct.publishCatalog()
-	// Watch first, then expose what is already deployed: a chain deployed
-	// in between is updated twice, never missed.
-	s.OnChange(ct.update)
-	for _, info := range s.List() {
-		ct.update(info.ID)
-	}
-	return srv, ct
+	svc := mcpserve.New(mcpHost{s}, o)
+	svc.Serving()
+	return svc.Server()
 }
 
 // MCP returns the store's MCP server, the one registered as components.SelfMCPUDF.
-func (s *Store) MCP() *mcpserver.MCPServer { return s.mcp }
+func (s *Store) MCP() *mcpserver.MCPServer { return s.mcp.Server() }
 
-// moduleVersion is the main module's version, "dev" for a local build.
-func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+// MCPHTTP is the store's MCP server over streamable HTTP, to mount at /mcp.
+// It serves 2026-07-28 clients (stateless POSTs, subscriptions/listen) and
+// 2025-11-25 ones (sessions) side by side. The server's browser-origin
+// guard (guard.go, the one every route of Handler goes through) protects
+// it: a Host that is not localhost or an IP address gets 403 (DNS
+// rebinding), and so does a POST or DELETE from a page of another origin,
+// or a POST whose body is not JSON. The transport is made once per store,
+// and Close ends its sessions. Asking for it (or for Handler, which mounts
+// it) means the tools are served: from then on the store logs why a chain
+// is not offered (its parameters are bound by another chain, its tool name
+// is taken), once per decision.
+//
+// The standalone GET event stream is refused (405, which the protocol
+// allows). mcp-go v1.2.1 feeds it and every POST's response stream from one
+// queue per session, so a call's progress notifications would be split
+// between two streams and reach the client out of order, while progress
+// must only go up. Without it, a call's notifications travel on the call's
+// own response stream, in order. tools/list_changed still reaches every
+// client: the one that saved a chain on that call's stream, the others on
+// the stream of their next request.
+func (s *Store) MCPHTTP() http.Handler {
+	return newGuard(nil, nil).wrap(s.mcp.Endpoint())
 }
 
-// mcpInstructions is what the server tells clients it offers.
-func mcpInstructions(readOnly bool) string {
-	const runs = "Each tool runs a RuleGo rule chain: an AI agent or a business chain. "
-	if readOnly {
-		return runs + "list_rule_chains and get_rule_chain read the chains themselves; this server does not deploy chains."
+// CloseMCPSessions ends the MCP sessions served over HTTP, closing their
+// open event streams, so that an http.Server's Shutdown does not wait for
+// clients that listen forever. The transport keeps serving new requests.
+func (s *Store) CloseMCPSessions() { s.mcp.CloseSessions() }
+
+// ServeStdio serves the store's MCP server on in and out, one JSON-RPC
+// message per line (ruleagent mcp --stdio), until in ends or ctx is done
+// (see mcpserve.Service.ServeStdio).
+func (s *Store) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, errLog *log.Logger) error {
+	return s.mcp.ServeStdio(ctx, in, out, errLog)
+}
+
+// mcpHost is the store as the MCP service's Host.
+type mcpHost struct{ *Store }
+
+// Globals implements mcpserve.Host.
+func (h mcpHost) Globals() map[string]string { return h.cfg.Properties }
+
+// Run implements mcpserve.Host.
+func (h mcpHost) Run(ctx context.Context, req mcpserve.RunRequest) (mcpserve.RunResult, error) {
+	res, err := h.Store.Run(ctx, RunRequest{ChainID: req.ChainID, Input: req.Input, Metadata: req.Metadata, Source: req.Source,
+		Sink: req.Sink, Owner: req.Owner, StartAt: req.StartAt, Interruptible: req.Interruptible})
+	return mcpResult(res), err
+}
+
+// Checkpoints implements mcpserve.Host.
+func (h mcpHost) Checkpoints() checkpoint.Store { return h.checkpoints }
+
+// Replica implements mcpserve.Host.
+func (h mcpHost) Replica() string { return h.replica }
+
+// Paused implements mcpserve.Host.
+func (h mcpHost) Paused(ctx context.Context, runID string) (*checkpoint.Checkpoint, *checkpoint.State, error) {
+	return h.paused(ctx, runID)
+}
+
+// DropPaused implements mcpserve.Host.
+func (h mcpHost) DropPaused(ctx context.Context, cp *checkpoint.Checkpoint) error {
+	return h.dropPaused(ctx, cp)
+}
+
+// Claim implements mcpserve.Host: the answers as resume entries, on the
+// run's own scope.
+func (h mcpHost) Claim(ctx context.Context, runID string, answers []mcpserve.InterruptAnswer) (mcpserve.Claimed, error) {
+	entries := make([]ResumeEntry, len(answers))
+	for i, a := range answers {
+		entries[i] = ResumeEntry{InterruptID: a.InterruptID, Status: a.Status, Payload: a.Payload}
 	}
-	return runs + "list_rule_chains, get_rule_chain and save_rule_chain read and hot-deploy the chains themselves."
+	r, err := h.claim(ctx, entries, resumeScope{runID: runID})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// GoOn implements mcpserve.Host.
+func (h mcpHost) GoOn(ctx context.Context, c mcpserve.Claimed, sink events.Sink) (mcpserve.RunResult, error) {
+	res, err := h.goOn(ctx, c.(*resumption), sink, "", "")
+	return mcpResult(res), err
+}
+
+// mcpResult is what the MCP service reads of a run's result.
+func mcpResult(res RunResult) mcpserve.RunResult {
+	return mcpserve.RunResult{RunID: res.RunID, Msg: res.Msg, Relation: res.Relation, Outcome: res.Outcome,
+		Interrupts: res.Interrupts, Asked: res.Asked}
 }

@@ -56,7 +56,7 @@ func TestMCPExposureLoggedWhereServed(t *testing.T) {
 	if strings.Contains(logs.String(), "mcp:") {
 		t.Fatalf("a store that serves no MCP logged about it:\n%s", logs.String())
 	}
-	if _, ok := store.mcpTools.toolOf("order-status"); ok {
+	if store.mcp.Offers("order-status") {
 		t.Fatal("order-status, whose userId support-agent binds, is offered")
 	}
 
@@ -78,7 +78,7 @@ func TestMCPExposureLoggedWhereServed(t *testing.T) {
 	if _, err := store.Deploy([]byte(exposed), ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := store.mcpTools.toolOf("lookup"); !ok {
+	if !store.mcp.Offers("lookup") {
 		t.Fatal("lookup is not offered")
 	}
 	binder := `{"ruleChain":{"id":"binder","name":"Binder"},"metadata":{"nodes":[{"id":"a","type":"ai/agent","name":"A","configuration":{"url":"http://127.0.0.1:1/v1","model":"m",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/internal/redistest"
 	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/tasks"
 )
@@ -76,7 +77,7 @@ func answeredElsewhere(t *testing.T, a, b string) {
 	}
 	for name, url := range map[string]string{"the first replica": a, "the same replica": b} {
 		again := toolsCall(t, url, "greet", answer, elicitCaps)
-		if again.status != http.StatusBadRequest || again.err == nil || again.err["code"] != float64(codeInvalidParams) ||
+		if again.status != http.StatusBadRequest || again.err == nil || again.err["code"] != float64(mcpserve.CodeInvalidParams) ||
 			!strings.Contains(again.err["message"].(string), "has ended") {
 			t.Errorf("a second retry on %s: %d %v %v", name, again.status, again.err, again.result)
 		}
@@ -109,18 +110,18 @@ func TestMCPInputStateBoundToCaller(t *testing.T) {
 	b, _ := greetReplica(t, cps, "b")
 	ada := identity.With(context.Background(), identity.Principal{User: "ada", Method: identity.MethodKey})
 	bob := identity.With(context.Background(), identity.Principal{User: "bob", Method: identity.MethodKey})
-	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
-	out := a.mcpTools.call(ada, "greet", call)
+	call := mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true}
+	out := a.mcp.Call(ada, "greet", call)
 	if len(out.Questions) != 1 || out.State == "" {
 		t.Fatalf("no question: %+v", out)
 	}
 	call.State = out.State
 	call.Responses = map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Bob"}}`)}
-	if got := b.mcpTools.call(bob, "greet", call); got.Err == nil || got.Err.Code != codeInvalidParams || !strings.Contains(got.Err.Message, "another caller") {
+	if got := b.mcp.Call(bob, "greet", call); got.Err == nil || got.Err.Code != mcpserve.CodeInvalidParams || !strings.Contains(got.Err.Message, "another caller") {
 		t.Fatalf("bob answers ada's call: %+v", got)
 	}
 	call.Responses = map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}
-	if got := b.mcpTools.call(ada, "greet", call); got.Err != nil || got.Text != "Hello, Ada!" {
+	if got := b.mcp.Call(ada, "greet", call); got.Err != nil || got.Text != "Hello, Ada!" {
 		t.Fatalf("ada answers her call on b: %+v", got)
 	}
 }
@@ -133,16 +134,16 @@ func TestMCPInputClaimedOnce(t *testing.T) {
 	a, _ := greetReplica(t, cps, "a")
 	b, _ := greetReplica(t, cps, "b")
 	for range 5 {
-		out := a.mcpTools.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}})
+		out := a.mcp.Call(context.Background(), "greet", mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true})
 		if out.State == "" {
 			t.Fatalf("no question: %+v", out)
 		}
-		retry := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}, State: out.State,
+		retry := mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, State: out.State,
 			Responses: map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}}
-		results := make(chan toolOutcome, 4)
+		results := make(chan mcpserve.ToolOutcome, 4)
 		for i := range 4 {
 			s := []*Store{a, b}[i%2]
-			go func() { results <- s.mcpTools.call(context.Background(), "greet", retry) }()
+			go func() { results <- s.mcp.Call(context.Background(), "greet", retry) }()
 		}
 		completed := 0
 		for range 4 {
@@ -150,7 +151,7 @@ func TestMCPInputClaimedOnce(t *testing.T) {
 			switch {
 			case got.Err == nil && got.Text == "Hello, Ada!":
 				completed++
-			case got.Err == nil || got.Err.Code != codeInvalidParams:
+			case got.Err == nil || got.Err.Code != mcpserve.CodeInvalidParams:
 				t.Fatalf("a racing retry: %+v", got)
 			}
 		}
@@ -182,18 +183,18 @@ func TestMCPInputParallelQuestionsPause(t *testing.T) {
 		t.Cleanup(s.Close)
 		stores[i] = s
 	}
-	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
-	out := stores[0].mcpTools.call(context.Background(), "multi_input", call)
+	call := mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true}
+	out := stores[0].mcp.Call(context.Background(), "multi_input", call)
 	if len(out.Questions) != 2 || out.State == "" {
 		t.Fatalf("want two questions: %+v", out)
 	}
 	call.State = out.State
 	call.Responses = map[string]json.RawMessage{"first": json.RawMessage(`{"action":"accept","content":{"name":"one"}}`)}
-	if got := stores[1].mcpTools.call(context.Background(), "multi_input", call); got.Err == nil || !strings.Contains(got.Err.Message, "missing second") {
+	if got := stores[1].mcp.Call(context.Background(), "multi_input", call); got.Err == nil || !strings.Contains(got.Err.Message, "missing second") {
 		t.Fatalf("one answer of two: %+v", got)
 	}
 	call.Responses["second"] = json.RawMessage(`{"action":"decline"}`)
-	got := stores[1].mcpTools.call(context.Background(), "multi_input", call)
+	got := stores[1].mcp.Call(context.Background(), "multi_input", call)
 	if got.Err != nil || got.IsError || len(got.Questions) > 0 || !strings.Contains(got.Text, `"action":"`) {
 		t.Fatalf("both answered: %+v", got)
 	}
@@ -238,7 +239,7 @@ func TestMCPApprovalAfterRestart(t *testing.T) {
 		t.Errorf("the approved read returned %q", res)
 	}
 	again := toolsCall(t, url, "careful", retry, elicitCaps)
-	if again.err == nil || again.err["code"] != float64(codeInvalidParams) || !strings.Contains(again.err["message"].(string), "has ended") {
+	if again.err == nil || again.err["code"] != float64(mcpserve.CodeInvalidParams) || !strings.Contains(again.err["message"].(string), "has ended") {
 		t.Errorf("a second retry: %v %v", again.err, again.result)
 	}
 }
@@ -250,7 +251,7 @@ func TestMCPApprovalWithoutElicitation(t *testing.T) {
 	e := newMCPEnvWith(t, map[string][]byte{"careful.json": []byte(carefulDSL)})
 	url := serveLoopback(t, Handler(Options{Store: e.store})) + "/mcp"
 	got := toolsCall(t, url, "careful", map[string]any{"arguments": map[string]any{"message": "What do the notes say?"}}, map[string]any{})
-	if got.err == nil || got.err["code"] != float64(codeMissingCapability) || !strings.Contains(got.err["message"].(string), "Approve read") {
+	if got.err == nil || got.err["code"] != float64(mcpserve.CodeMissingCapability) || !strings.Contains(got.err["message"].(string), "Approve read") {
 		t.Fatalf("no elicitation: %v %v", got.err, got.result)
 	}
 	if list, err := e.store.checkpoints.List(context.Background()); err != nil || len(list) != 0 {
@@ -274,7 +275,7 @@ func TestMCPTaskApprovalOnAnotherReplica(t *testing.T) {
 	}
 	a, b := open(), open()
 	ctx := context.Background()
-	out := a.mcpTools.call(ctx, "careful", toolCall{Args: json.RawMessage(`{"message": "What do the notes say?"}`), Modern: true, Tasks: true, CanElicit: true})
+	out := a.mcp.Call(ctx, "careful", mcpserve.ToolCall{Args: json.RawMessage(`{"message": "What do the notes say?"}`), Modern: true, Tasks: true, CanElicit: true})
 	var created struct {
 		TaskID string `json:"taskId"`
 	}
@@ -295,7 +296,7 @@ func TestMCPTaskApprovalOnAnotherReplica(t *testing.T) {
 		return true
 	})
 	a.Close()
-	if err := b.mcpTools.tasks.update(ctx, created.TaskID, identity.Principal{}, map[string]json.RawMessage{key: json.RawMessage(`{"action":"accept","content":{}}`)}); err != nil {
+	if err := b.mcp.UpdateTask(ctx, created.TaskID, identity.Principal{}, map[string]json.RawMessage{key: json.RawMessage(`{"action":"accept","content":{}}`)}); err != nil {
 		t.Fatalf("tasks/update on b: %v", err)
 	}
 	waitFor(t, "the task to complete", func() bool {
@@ -314,18 +315,18 @@ func TestMCPInputRetryOnADrainingReplica(t *testing.T) {
 	cps := checkpoint.NewMemory(nil)
 	a, _ := greetReplica(t, cps, "a")
 	b, _ := greetReplica(t, cps, "b")
-	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
-	out := a.mcpTools.call(context.Background(), "greet", call)
+	call := mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true}
+	out := a.mcp.Call(context.Background(), "greet", call)
 	if out.State == "" {
 		t.Fatalf("no question: %+v", out)
 	}
 	a.Drain()
 	call.State = out.State
 	call.Responses = map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}
-	if got := a.mcpTools.call(context.Background(), "greet", call); !got.IsError || !strings.Contains(got.Text, "draining") {
+	if got := a.mcp.Call(context.Background(), "greet", call); !got.IsError || !strings.Contains(got.Text, "draining") {
 		t.Fatalf("the retry on the draining replica: %+v", got)
 	}
-	if got := b.mcpTools.call(context.Background(), "greet", call); got.Err != nil || got.Text != "Hello, Ada!" {
+	if got := b.mcp.Call(context.Background(), "greet", call); got.Err != nil || got.Text != "Hello, Ada!" {
 		t.Fatalf("the retry on the other replica: %+v", got)
 	}
 }

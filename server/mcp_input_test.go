@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -18,7 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/ruleagent/ruleagent/tools/ask"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 )
 
 // nameSchema asks for a name.
@@ -176,7 +175,7 @@ func TestMCPInputMissingCapability(t *testing.T) {
 	url := serveLoopback(t, Handler(Options{Store: s})) + "/mcp"
 
 	r := toolsCall(t, url, "greet", nil, map[string]any{})
-	if r.status != http.StatusBadRequest || r.err == nil || r.err["code"] != float64(codeMissingCapability) {
+	if r.status != http.StatusBadRequest || r.err == nil || r.err["code"] != float64(mcpserve.CodeMissingCapability) {
 		t.Fatalf("status %d, error %v, result %v", r.status, r.err, r.result)
 	}
 	data, _ := r.err["data"].(map[string]any)
@@ -207,7 +206,7 @@ func TestMCPInputRequestState(t *testing.T) {
 	answer := map[string]any{"user_name": accept(map[string]any{"name": "Ada"})}
 	refused := func(what string, r wireReply) {
 		t.Helper()
-		if r.status != http.StatusBadRequest || r.err == nil || r.err["code"] != float64(codeInvalidParams) {
+		if r.status != http.StatusBadRequest || r.err == nil || r.err["code"] != float64(mcpserve.CodeInvalidParams) {
 			t.Errorf("%s: status %d, error %v, result %v", what, r.status, r.err, r.result)
 		}
 	}
@@ -237,9 +236,9 @@ func TestMCPInputRequestState(t *testing.T) {
 // that expires after InputTimeout; its state is then refused.
 func TestMCPInputTimeout(t *testing.T) {
 	s := chainStore(t, nil, map[string]string{"greet": greetDSL("greet")})
-	_, ct := newMCPService(s, MCPOptions{InputTimeout: 50 * time.Millisecond})
-	t.Cleanup(ct.waiting.close)
-	out := ct.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}})
+	ct := mcpserve.New(mcpHost{s}, MCPOptions{InputTimeout: 50 * time.Millisecond})
+	t.Cleanup(ct.Close)
+	out := ct.Call(context.Background(), "greet", mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true})
 	if len(out.Questions) != 1 || out.State == "" {
 		t.Fatalf("no question: %+v", out)
 	}
@@ -260,134 +259,11 @@ func TestMCPInputTimeout(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	late := ct.call(context.Background(), "greet", toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true,
-		State: out.State, Responses: map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}, Peer: nopPeer{}})
-	if late.Err == nil || late.Err.Code != codeInvalidParams || !strings.Contains(late.Err.Message, "input timeout") {
+	late := ct.Call(context.Background(), "greet", mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true,
+		State: out.State, Responses: map[string]json.RawMessage{"user_name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}})
+	if late.Err == nil || late.Err.Code != mcpserve.CodeInvalidParams || !strings.Contains(late.Err.Message, "input timeout") {
 		t.Fatalf("a late answer: %+v", late)
 	}
-}
-
-// TestChainRunAsksSeveralQuestionsAtOnce: questions asked by parallel
-// branches of a run are put to the client together, each under its own
-// key, and each branch gets its own answer.
-func TestChainRunAsksSeveralQuestionsAtOnce(t *testing.T) {
-	waiting, err := newWaitingRuns(time.Minute, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ct := &chainTools{waiting: waiting}
-	r := &chainRun{id: "r1", chain: "c", done: make(chan struct{}), wake: make(chan struct{}, 1), progress: newProgressSink(time.Second)}
-	r.ctx, r.cancel = context.WithCancelCause(context.Background())
-	defer r.cancel(nil)
-	answers := make(chan string, 2)
-	for _, q := range []ask.Question{
-		{ID: "size", Message: "Which size?"},
-		{ID: "size", Message: "Which size for the second item?"}, // the same key: kept apart
-	} {
-		go func() {
-			a, err := r.Ask(r.ctx, q)
-			if err != nil {
-				answers <- err.Error()
-				return
-			}
-			answers <- q.Message + " " + string(a.Action)
-		}()
-	}
-	for deadline := time.Now().Add(10 * time.Second); len(r.questions()) < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the two questions were never asked")
-		}
-	}
-	out := ct.askClient(r, toolCall{Modern: true, CanElicit: true}, r.questions())
-	if len(out.Questions) != 2 || out.Questions[0].Key() == out.Questions[1].Key() || out.State == "" {
-		t.Fatalf("outcome %+v", out)
-	}
-	if err := r.answer(map[string]json.RawMessage{
-		out.Questions[0].Key(): json.RawMessage(`{"action":"accept"}`),
-		out.Questions[1].Key(): json.RawMessage(`{"action":"decline"}`),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{<-answers: true, <-answers: true}
-	if len(got) != 2 || len(r.questions()) != 0 {
-		t.Fatalf("answers %v, still open %v", got, r.questions())
-	}
-}
-
-// TestDecodeAnswer: what counts as an answer to a question.
-func TestDecodeAnswer(t *testing.T) {
-	schema, _ := json.Marshal(nameSchema)
-	q := ask.Question{Message: "Name?", Schema: schema}
-	for _, tc := range []struct {
-		raw    string
-		action ask.Action
-		ok     bool
-	}{
-		{`{"action":"accept","content":{"name":"Ada"}}`, ask.Accept, true},
-		{`{"action":"decline"}`, ask.Decline, true},
-		{`{"action":"cancel","content":{"junk":1}}`, ask.Cancel, true},
-		{`{"action":"accept"}`, "", false},
-		{`{"action":"accept","content":{"name":3}}`, "", false},
-		{`{"action":"accept","content":"Ada"}`, "", false},
-		{`{"action":"maybe"}`, "", false},
-		{`12345`, "", false},
-	} {
-		a, err := decodeAnswer(json.RawMessage(tc.raw), q)
-		if (err == nil) != tc.ok || a.Action != tc.action {
-			t.Errorf("%s: %+v, %v", tc.raw, a, err)
-		}
-	}
-	if a, err := decodeAnswer(json.RawMessage(`{"action":"accept"}`), ask.Question{Message: "OK?"}); err != nil || a.Action != ask.Accept {
-		t.Errorf("a confirmation needs no content: %+v, %v", a, err)
-	}
-}
-
-// TestMCPStoreCloseEndsWaitingRuns: closing the store cancels the runs
-// waiting for their clients' input, so that the engines stop at once.
-func TestMCPStoreCloseEndsWaitingRuns(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "greet.json"), []byte(greetDSL("greet")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, errs := OpenStore(dir, NewConfig(nil))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	ct := s.mcpTools
-	// A run that waits in this process (a task's, or one asked from inside
-	// a tool call): not pausing as a checkpoint.
-	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, CanElicit: true, Peer: nopPeer{}}
-	started, err := ct.startRun(context.Background(), "greet", "{}", call, false, runResume{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := ct.await(context.Background(), started, call)
-	if len(out.Questions) != 1 {
-		t.Fatalf("no question: %+v", out)
-	}
-	ct.waiting.mu.Lock()
-	var run *chainRun
-	for _, r := range ct.waiting.runs {
-		run = r
-	}
-	ct.waiting.mu.Unlock()
-	s.Close()
-	select {
-	case <-run.done:
-	default:
-		t.Fatal("Close returned with a run still waiting")
-	}
-	if !errors.Is(run.err, errServerClosed) {
-		t.Errorf("the run ended with %v, want errServerClosed", run.err)
-	}
-}
-
-// nopPeer is a client that wants no progress and is never asked.
-type nopPeer struct{}
-
-func (nopPeer) progress(any, int, string) {}
-func (nopPeer) elicit(context.Context, ask.Question) (ask.Answer, error) {
-	return ask.Answer{}, errors.New("not asked")
 }
 
 // carefulDSL is the reader agent with every call of read needing approval.

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 )
 
 // exampleChains reads chains from the repository's chains folder.
@@ -229,7 +230,7 @@ func TestMCPBoundChainsWithheld(t *testing.T) {
 	if _, ok := listTools(t, c)["order-status"]; ok {
 		t.Fatal("order-status is a tool while support-agent binds its userId")
 	}
-	res := callTool(t, c, toolListChains, map[string]any{}, nil)
+	res := callTool(t, c, mcpserve.ToolListChains, map[string]any{}, nil)
 	if !strings.Contains(text(res), `"id":"order-status"`) || strings.Contains(text(res), `"tool":"order-status"`) {
 		t.Errorf("list_rule_chains: %s", text(res))
 	}

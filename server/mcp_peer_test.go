@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/internal/peers"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 )
 
 // repoRoot is the repository root, relative to this package.
@@ -175,7 +176,7 @@ func checkSDKReport(t *testing.T, r sdkReport, stdio bool) {
 	for i, tool := range tools {
 		byName[tool.Name] = i
 	}
-	for _, want := range []string{"helper", "reader", "slow", "upper", "fails", ToolName("天气 agent"), "list_rule_chains", "get_rule_chain", "save_rule_chain"} {
+	for _, want := range []string{"helper", "reader", "slow", "upper", "fails", mcpserve.ToolName("天气 agent"), "list_rule_chains", "get_rule_chain", "save_rule_chain"} {
 		if _, ok := byName[want]; !ok {
 			t.Errorf("tool %s missing from %+v", want, tools)
 		}
@@ -186,7 +187,7 @@ func checkSDKReport(t *testing.T, r sdkReport, stdio bool) {
 	if h := tools[byName["helper"]]; h.Description != "Answers questions." || h.Title != "Helper" || h.InputSchema["required"].([]any)[0] != "message" {
 		t.Errorf("helper tool %+v", h)
 	}
-	if w := tools[byName[ToolName("天气 agent")]]; w.Description != "Tells the weather." || w.InputSchema["properties"].(map[string]any)["city"] == nil {
+	if w := tools[byName[mcpserve.ToolName("天气 agent")]]; w.Description != "Tells the weather." || w.InputSchema["properties"].(map[string]any)["city"] == nil {
 		t.Errorf("weather tool %+v", w)
 	}
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 )
 
 // stdioPeer drives ServeStdio with raw JSON-RPC lines, as a 2026-07-28
@@ -87,7 +89,7 @@ func TestMCPStdioProtocolErrorCodes(t *testing.T) {
 	// Twice: the second identical refusal is rewritten too.
 	for range 2 {
 		_, e := p.call("greet", nil, map[string]any{})
-		if e == nil || e["code"] != float64(codeMissingCapability) || !strings.Contains(e["message"].(string), "What is your name?") {
+		if e == nil || e["code"] != float64(mcpserve.CodeMissingCapability) || !strings.Contains(e["message"].(string), "What is your name?") {
 			t.Fatalf("no elicitation capability: %v", e)
 		}
 		data, _ := e["data"].(map[string]any)
@@ -102,7 +104,7 @@ func TestMCPStdioProtocolErrorCodes(t *testing.T) {
 	}
 	state, _ := first["requestState"].(string)
 	answer := map[string]any{"user_name": accept(map[string]any{"name": "Ada"})}
-	if _, e := p.call("greet", map[string]any{"requestState": state + "x", "inputResponses": answer}, elicitCaps); e == nil || e["code"] != float64(codeInvalidParams) {
+	if _, e := p.call("greet", map[string]any{"requestState": state + "x", "inputResponses": answer}, elicitCaps); e == nil || e["code"] != float64(mcpserve.CodeInvalidParams) {
 		t.Fatalf("an altered state: %v", e)
 	}
 	done, e := p.call("greet", map[string]any{"requestState": state, "inputResponses": answer}, elicitCaps)
@@ -111,44 +113,5 @@ func TestMCPStdioProtocolErrorCodes(t *testing.T) {
 	}
 	if content, _ := done["content"].([]any); len(content) != 1 || content[0].(map[string]any)["text"] != "Hello, Ada!" {
 		t.Fatalf("the retry's answer: %v", done)
-	}
-}
-
-// TestStdioCodeWriter: only a -32603 answer whose message is a pending
-// protocol error is rewritten, once; other lines pass unchanged.
-func TestStdioCodeWriter(t *testing.T) {
-	var out strings.Builder
-	pending := &stdioErrors{byMessage: map[string][]*protocolError{}}
-	w := &stdioCodeWriter{out: &out, pending: pending, calls: newOpenCalls()}
-	internal := func(id int, msg string) string {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32603, "message": msg}})
-		return string(b) + "\n"
-	}
-	write := func(line string) string {
-		out.Reset()
-		if n, err := w.Write([]byte(line)); err != nil || n != len(line) {
-			t.Fatalf("write: %d %v", n, err)
-		}
-		return out.String()
-	}
-	if got := write(internal(1, "bad state")); got != internal(1, "bad state") {
-		t.Fatalf("nothing pending, yet rewritten: %s", got)
-	}
-	pending.add(&protocolError{Code: codeInvalidParams, Message: "bad state", Data: map[string]any{"why": "signature"}})
-	if got := write(internal(2, "something else")); got != internal(2, "something else") {
-		t.Fatalf("another message rewritten: %s", got)
-	}
-	if got := write(`{"jsonrpc":"2.0","id":3,"result":{"text":"\"code\":-32603"}}` + "\n"); !strings.Contains(got, `"result"`) {
-		t.Fatalf("a result rewritten: %s", got)
-	}
-	want := `{"error":{"code":-32602,"data":{"why":"signature"},"message":"bad state"},"id":4,"jsonrpc":"2.0"}` + "\n"
-	if got := write(internal(4, "bad state")); got != want {
-		t.Fatalf("rewritten as %s, want %s", got, want)
-	}
-	if !pending.empty() {
-		t.Fatal("the error is still pending after its answer")
-	}
-	if got := write(internal(5, "bad state")); got != internal(5, "bad state") {
-		t.Fatalf("an error rewritten twice: %s", got)
 	}
 }

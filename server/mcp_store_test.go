@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/ruleagent/ruleagent/components"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 )
@@ -112,7 +113,10 @@ func TestMCPCatalogTools(t *testing.T) {
 	c, _ := connect(t, newMCPEnv(t).store.MCP(), "2025-11-25")
 	res := callTool(t, c, "list_rule_chains", nil, nil)
 	var list struct {
-		Chains []catalogEntry `json:"chains"`
+		Chains []struct {
+			ID   string `json:"id"`
+			Tool string `json:"tool"`
+		} `json:"chains"`
 	}
 	if err := json.Unmarshal([]byte(text(res)), &list); err != nil || res.IsError {
 		t.Fatalf("list: %s %v", text(res), err)
@@ -121,12 +125,19 @@ func TestMCPCatalogTools(t *testing.T) {
 	for _, ch := range list.Chains {
 		tools[ch.ID] = ch.Tool
 	}
-	if len(list.Chains) != 7 || tools["helper"] != "helper" || tools["plain"] != "" || tools["天气 agent"] != ToolName("天气 agent") {
+	if len(list.Chains) != 7 || tools["helper"] != "helper" || tools["plain"] != "" || tools["天气 agent"] != mcpserve.ToolName("天气 agent") {
 		t.Fatalf("list: %+v", list.Chains)
 	}
 
 	res = callTool(t, c, "get_rule_chain", map[string]any{"id": "upper"}, nil)
-	var dsl chainDoc
+	var dsl struct {
+		RuleChain struct {
+			ID string `json:"id"`
+		} `json:"ruleChain"`
+		Metadata struct {
+			Nodes []any `json:"nodes"`
+		} `json:"metadata"`
+	}
 	if err := json.Unmarshal([]byte(text(res)), &dsl); err != nil || dsl.RuleChain.ID != "upper" || len(dsl.Metadata.Nodes) != 1 {
 		t.Fatalf("get: %s %v", text(res), err)
 	}

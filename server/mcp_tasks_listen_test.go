@@ -3,9 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ruleagent/ruleagent/internal/redistest"
-	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 	"github.com/ruleagent/ruleagent/state/tasks"
 )
 
@@ -140,7 +138,7 @@ func listenAcrossReplicas(t *testing.T, fleet []taskReplica, told bool) {
 		// b's stream does not read the store on its own: what a changes
 		// reaches it through the store's changes (Redis pub/sub; in
 		// process for memory).
-		b.store.mcpTools.tasks.listeners.poll.Store(int64(time.Hour))
+		b.store.mcp.SetTaskListenPoll(time.Hour)
 	}
 	s := openListen(t, b.url, map[string]any{"taskIds": []string{id, "task-never-was"}}, withTasks)
 	ack := s.next(t)
@@ -177,7 +175,7 @@ func listenAcrossReplicas(t *testing.T, fleet []taskReplica, told bool) {
 
 	// Without the extension: -32021.
 	refused := openListen(t, b.url, map[string]any{"taskIds": []string{id}}, map[string]any{})
-	if e := refused.next(t); refused.status != http.StatusBadRequest || e["error"].(map[string]any)["code"] != float64(codeMissingCapability) {
+	if e := refused.next(t); refused.status != http.StatusBadRequest || e["error"].(map[string]any)["code"] != float64(mcpserve.CodeMissingCapability) {
 		t.Fatalf("listen without the extension: %d %v", refused.status, e)
 	}
 
@@ -189,54 +187,5 @@ func listenAcrossReplicas(t *testing.T, fleet []taskReplica, told bool) {
 	a.store.CloseMCPSessions()
 	if end := open.next(t); end["id"] != float64(7) || end["result"] == nil {
 		t.Fatalf("the stream's end at shutdown: %v", end)
-	}
-}
-
-// TestMCPTaskListenChoosesTasks: a stream watches at most maxListenTasks
-// tasks, only those its caller may see (another user's task is left out,
-// as one that never existed), and sends each one's state at once; it
-// ends, unanswered, when its client leaves.
-func TestMCPTaskListenChoosesTasks(t *testing.T) {
-	shared := tasks.NewMemory()
-	m := newTaskFleet(t, 1, shared)[0].store.mcpTools.tasks
-	ctx, leave := context.WithCancel(context.Background())
-	defer leave()
-	ids := []string{"task-bobs"}
-	if err := shared.Create(ctx, &tasks.Task{ID: "task-bobs", Owner: "bob", Status: tasks.Working, TTL: time.Hour, Alive: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range maxListenTasks + 1 {
-		id := fmt.Sprintf("task-ada-%03d", i)
-		ids = append(ids, id, id) // named twice: watched once
-		if err := shared.Create(ctx, &tasks.Task{ID: id, Owner: "ada", Status: tasks.Working, TTL: time.Hour, Alive: time.Now()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	msgs := make(chan map[string]any, 2*maxListenTasks)
-	ended := make(chan bool, 1)
-	ada := identity.Principal{User: "ada", Method: identity.MethodKey}
-	go func() {
-		ended <- m.listen(ctx, json.RawMessage(`"sub"`), ids, ada, func(b []byte) error {
-			var msg map[string]any
-			if err := json.Unmarshal(b, &msg); err != nil {
-				return err
-			}
-			msgs <- msg
-			return nil
-		})
-	}()
-	ack := <-msgs
-	watched := ack["params"].(map[string]any)["notifications"].(map[string]any)["taskIds"].([]any)
-	if len(watched) != maxListenTasks || watched[0] != "task-ada-000" || watched[maxListenTasks-1] != fmt.Sprintf("task-ada-%03d", maxListenTasks-1) {
-		t.Fatalf("watched %d: %v…", len(watched), watched[:3])
-	}
-	for range maxListenTasks {
-		if n := <-msgs; n["method"] != "notifications/tasks" || n["params"].(map[string]any)["status"] != "working" {
-			t.Fatalf("a task's state: %v", n)
-		}
-	}
-	leave()
-	if answered := <-ended; answered {
-		t.Fatal("a stream whose client left is answered")
 	}
 }

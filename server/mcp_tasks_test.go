@@ -15,6 +15,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/internal/redistest"
 	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/state/tasks"
@@ -105,7 +106,7 @@ func modernCall(t *testing.T, url, method string, params map[string]any, caps ma
 	return out.Result, out.Error
 }
 
-var withTasks = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{tasksExtension: map[string]any{}}}
+var withTasks = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{mcpserve.TasksExtension: map[string]any{}}}
 
 // pollTask polls tasks/get until cond holds.
 func pollTask(t *testing.T, url, id string, cond func(map[string]any) bool) map[string]any {
@@ -162,7 +163,7 @@ func acrossReplicas(t *testing.T, fleet []taskReplica) {
 	}
 	// A malformed answer is refused by the replica that gets it.
 	if _, perr := modernCall(t, b.url, "tasks/update", map[string]any{"taskId": id,
-		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes"}}}}, withTasks); perr == nil || perr["code"] != float64(codeInvalidParams) {
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes"}}}}, withTasks); perr == nil || perr["code"] != float64(mcpserve.CodeInvalidParams) {
 		t.Fatalf("a malformed answer on b: %v", perr)
 	}
 	if ack, perr := modernCall(t, b.url, "tasks/update", map[string]any{"taskId": id,
@@ -185,9 +186,7 @@ func acrossReplicas(t *testing.T, fleet []taskReplica) {
 	}
 	pollTask(t, a.url, id, func(m map[string]any) bool { return m["status"] == "cancelled" })
 	waitFor(t, "the run on a to stop", func() bool {
-		a.store.mcpTools.tasks.mu.Lock()
-		defer a.store.mcpTools.tasks.mu.Unlock()
-		return len(a.store.mcpTools.tasks.live) == 0
+		return a.store.mcp.Stats().RunningTasks == 0
 	})
 }
 
@@ -197,18 +196,18 @@ func acrossReplicas(t *testing.T, fleet []taskReplica) {
 // refused with -32021.
 func TestMCPTaskFailed(t *testing.T) {
 	r := newTaskFleet(t, 1, nil)[0]
-	noElicit := map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}
+	noElicit := map[string]any{"extensions": map[string]any{mcpserve.TasksExtension: map[string]any{}}}
 	created, _ := modernCall(t, r.url, "tools/call", map[string]any{"name": "confirm_delete", "arguments": map[string]any{}}, noElicit)
 	failed := pollTask(t, r.url, created["taskId"].(string), func(m map[string]any) bool { return m["status"] == "failed" })
 	e, _ := failed["error"].(map[string]any)
-	if e["code"] != float64(codeMissingCapability) || failed["result"] != nil {
+	if e["code"] != float64(mcpserve.CodeMissingCapability) || failed["result"] != nil {
 		t.Fatalf("failed task: %v", failed)
 	}
 	plain, _ := modernCall(t, r.url, "tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0}}, map[string]any{})
 	if plain["resultType"] != "complete" || plain["taskId"] != nil {
 		t.Fatalf("a call without the extension: %v", plain)
 	}
-	if _, perr := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": created["taskId"]}, map[string]any{}); perr == nil || perr["code"] != float64(codeMissingCapability) {
+	if _, perr := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": created["taskId"]}, map[string]any{}); perr == nil || perr["code"] != float64(mcpserve.CodeMissingCapability) {
 		t.Fatalf("tasks/get without the extension: %v", perr)
 	}
 }
@@ -218,12 +217,12 @@ func TestMCPTaskFailed(t *testing.T) {
 // cancel; task ids are 128 random bits.
 func TestMCPTaskBoundToCaller(t *testing.T) {
 	r := newTaskFleet(t, 1, nil)[0]
-	m := r.store.mcpTools.tasks
+	m := r.store.mcp
 	ada := identity.Principal{User: "ada", Method: identity.MethodKey}
 	bob := identity.Principal{User: "bob", Method: identity.MethodKey}
-	ct := r.store.mcpTools
+	ct := r.store.mcp
 	ctx := identity.With(context.Background(), ada)
-	out := ct.call(ctx, "confirm_delete", toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true})
+	out := ct.Call(ctx, "confirm_delete", mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true})
 	var created map[string]any
 	if err := json.Unmarshal(out.Raw, &created); err != nil {
 		t.Fatalf("outcome %+v", out)
@@ -232,54 +231,50 @@ func TestMCPTaskBoundToCaller(t *testing.T) {
 	if len(id) != len("task-")+32 {
 		t.Errorf("task id %q", id)
 	}
-	if _, err := m.find(ctx, id, bob); err == nil || err.(*protocolError).Code != codeInvalidParams {
+	if _, err := m.Task(ctx, id, bob); err == nil || err.(*mcpserve.ProtocolError).Code != mcpserve.CodeInvalidParams {
 		t.Errorf("bob reads ada's task: %v", err)
 	}
-	if err := m.cancel(ctx, id, bob); err == nil {
+	if err := m.CancelTask(ctx, id, bob); err == nil {
 		t.Error("bob cancelled ada's task")
 	}
-	if err := m.update(ctx, id, bob, nil); err == nil {
+	if err := m.UpdateTask(ctx, id, bob, nil); err == nil {
 		t.Error("bob answered ada's task")
 	}
-	if got, err := m.find(ctx, id, ada); err != nil || got.Owner != "ada" {
+	if got, err := m.Task(ctx, id, ada); err != nil || got.Owner != "ada" {
 		t.Fatalf("ada's task: %v %+v", err, got)
 	}
-	if err := m.cancel(ctx, id, ada); err != nil {
+	if err := m.CancelTask(ctx, id, ada); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := m.find(ctx, id, ada); got.Status != tasks.Cancelled {
+	if got, _ := m.Task(ctx, id, ada); got.Status != tasks.Cancelled {
 		t.Errorf("after ada's cancel: %+v", got)
 	}
-	waitFor(t, "the run to stop", func() bool {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return len(m.live) == 0
-	})
+	waitFor(t, "the run to stop", func() bool { return m.Stats().RunningTasks == 0 })
 }
 
 // TestMCPTaskLimit: beyond MaxTasks running here, a call answers a tool
 // error instead of starting a run; a task that ends frees its place.
 func TestMCPTaskLimit(t *testing.T) {
 	r := newTaskFleet(t, 1, nil)[0]
-	_, ct := newMCPService(r.store, MCPOptions{MaxTasks: 1})
-	t.Cleanup(ct.tasks.close)
-	call := toolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true}
-	first := ct.call(context.Background(), "confirm_delete", call)
+	ct := mcpserve.New(mcpHost{r.store}, MCPOptions{MaxTasks: 1})
+	t.Cleanup(ct.Close)
+	call := mcpserve.ToolCall{Args: json.RawMessage(`{}`), Modern: true, Tasks: true, CanElicit: true}
+	first := ct.Call(context.Background(), "confirm_delete", call)
 	if first.Raw == nil {
 		t.Fatalf("first call: %+v", first)
 	}
-	if second := ct.call(context.Background(), "confirm_delete", call); !second.IsError || second.Raw != nil {
+	if second := ct.Call(context.Background(), "confirm_delete", call); !second.IsError || second.Raw != nil {
 		t.Fatalf("a call beyond the limit: %+v", second)
 	}
 	var created struct {
 		TaskID string `json:"taskId"`
 	}
 	_ = json.Unmarshal(first.Raw, &created)
-	if err := ct.tasks.cancel(context.Background(), created.TaskID, identity.Principal{}); err != nil {
+	if err := ct.CancelTask(context.Background(), created.TaskID, identity.Principal{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the place to be free", func() bool { return ct.tasks.full() == "" })
-	if third := ct.call(context.Background(), "confirm_delete", call); third.Raw == nil {
+	waitFor(t, "the place to be free", func() bool { return ct.Stats().RunningTasks == 0 })
+	if third := ct.Call(context.Background(), "confirm_delete", call); third.Raw == nil {
 		t.Fatalf("a call once the task ended: %+v", third)
 	}
 }
@@ -307,19 +302,19 @@ func TestMCPTaskAfterInput(t *testing.T) {
 }
 
 // TestMCPTaskOrphaned: a task whose replica died without ending it (its
-// heartbeat is older than taskDeadAfter) is failed by the replica that
+// heartbeat is older than mcpserve.TaskDeadAfter) is failed by the replica that
 // reads it next, with -32603; a task whose replica beats stays as it is.
 func TestMCPTaskOrphaned(t *testing.T) {
 	shared := tasks.NewMemory()
 	r := newTaskFleet(t, 1, shared)[0]
 	ctx := context.Background()
-	for id, alive := range map[string]time.Time{"task-dead": time.Now().Add(-taskDeadAfter - time.Second), "task-alive": time.Now()} {
+	for id, alive := range map[string]time.Time{"task-dead": time.Now().Add(-mcpserve.TaskDeadAfter - time.Second), "task-alive": time.Now()} {
 		if err := shared.Create(ctx, &tasks.Task{ID: id, Tool: "slow_compute", Replica: "gone", Status: tasks.Working, TTL: time.Hour, Alive: alive}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	dead, perr := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": "task-dead"}, withTasks)
-	if e, _ := dead["error"].(map[string]any); perr != nil || dead["status"] != "failed" || e["code"] != float64(codeInternal) {
+	if e, _ := dead["error"].(map[string]any); perr != nil || dead["status"] != "failed" || e["code"] != float64(mcpserve.CodeInternal) {
 		t.Fatalf("the dead replica's task: %v %v", dead, perr)
 	}
 	if alive, _ := modernCall(t, r.url, "tasks/get", map[string]any{"taskId": "task-alive"}, withTasks); alive["status"] != "working" {
@@ -334,15 +329,15 @@ func TestMCPTaskOrphaned(t *testing.T) {
 func TestMCPTaskShutdown(t *testing.T) {
 	shared, cps := tasks.NewMemory(), checkpoint.NewMemory(nil)
 	r := newTaskReplica(t, shared, cps, "")
-	slow := toolCall{Args: json.RawMessage(`{"seconds": 1}`), Modern: true, Tasks: true, CanElicit: true}
-	out := r.store.mcpTools.call(context.Background(), "slow_compute", slow)
+	slow := mcpserve.ToolCall{Args: json.RawMessage(`{"seconds": 1}`), Modern: true, Tasks: true, CanElicit: true}
+	out := r.store.mcp.Call(context.Background(), "slow_compute", slow)
 	var created struct {
 		TaskID string `json:"taskId"`
 	}
 	if err := json.Unmarshal(out.Raw, &created); err != nil {
 		t.Fatalf("outcome %+v", out)
 	}
-	asked := r.store.mcpTools.call(context.Background(), "confirm_delete", toolCall{Args: json.RawMessage(`{"filename": "x"}`), Modern: true, Tasks: true, CanElicit: true})
+	asked := r.store.mcp.Call(context.Background(), "confirm_delete", mcpserve.ToolCall{Args: json.RawMessage(`{"filename": "x"}`), Modern: true, Tasks: true, CanElicit: true})
 	var paused struct {
 		TaskID string `json:"taskId"`
 	}
@@ -352,7 +347,7 @@ func TestMCPTaskShutdown(t *testing.T) {
 	pollTask(t, r.url, paused.TaskID, func(m map[string]any) bool { return m["status"] == "input_required" })
 	r.store.Close()
 	got, err := shared.Get(context.Background(), created.TaskID)
-	if err != nil || got.Status != tasks.Failed || !bytes.Contains(got.Error, []byte(errServerClosed.Error())) {
+	if err != nil || got.Status != tasks.Failed || !bytes.Contains(got.Error, []byte(mcpserve.ErrServerClosed.Error())) {
 		t.Fatalf("after the shutdown: %v %+v", err, got)
 	}
 
@@ -368,7 +363,7 @@ func TestMCPTaskShutdown(t *testing.T) {
 
 	// serve's grace period over: the runs left are cancelled with
 	// runs.ErrShutdown before the store closes.
-	out = next.store.mcpTools.call(context.Background(), "slow_compute", slow)
+	out = next.store.mcp.Call(context.Background(), "slow_compute", slow)
 	if err := json.Unmarshal(out.Raw, &created); err != nil {
 		t.Fatalf("outcome %+v", out)
 	}
@@ -387,8 +382,8 @@ func TestMCPTaskPausedIsNotOrphaned(t *testing.T) {
 	shared := tasks.NewMemory()
 	r := newTaskFleet(t, 1, shared)[0]
 	ctx := context.Background()
-	old := time.Now().Add(-taskDeadAfter - time.Second)
-	for id, changed := range map[string]time.Time{"task-paused": old, "task-expired": time.Now().Add(-defaultInputTimeout - time.Second)} {
+	old := time.Now().Add(-mcpserve.TaskDeadAfter - time.Second)
+	for id, changed := range map[string]time.Time{"task-paused": old, "task-expired": time.Now().Add(-mcpserve.DefaultInputTimeout - time.Second)} {
 		if err := shared.Create(ctx, &tasks.Task{ID: id, Tool: "confirm_delete", Replica: "gone", Status: tasks.InputRequired, TTL: time.Hour,
 			Alive: old, Paused: "c.eA.x", InputRequests: json.RawMessage(`{"confirm":{}}`)}); err != nil {
 			t.Fatal(err)

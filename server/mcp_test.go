@@ -14,6 +14,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 )
 
 // notes collects the notifications an MCP client receives.
@@ -122,7 +123,7 @@ func schemaOf(t *testing.T, tool mcp.Tool) map[string]any {
 func TestMCPToolsAreTheChains(t *testing.T) {
 	c, _ := connect(t, newMCPEnv(t).store.MCP(), "2025-11-25")
 	tools := listTools(t, c)
-	weather := ToolName("天气 agent")
+	weather := mcpserve.ToolName("天气 agent")
 	want := []string{"fails", "get_rule_chain", "helper", "list_rule_chains", "reader", "save_rule_chain", "slow", "upper", weather}
 	got := slices.Sorted(func(yield func(string) bool) {
 		for name := range tools {
@@ -195,7 +196,7 @@ func TestMCPCallChains(t *testing.T) {
 
 	// A custom schema: the arguments are the input, as sent (integers
 	// beyond 2^53 keep their digits).
-	res = callTool(t, c, ToolName("天气 agent"), json.RawMessage(`{"city":"Paris","station":12345678901234567890}`), nil)
+	res = callTool(t, c, mcpserve.ToolName("天气 agent"), json.RawMessage(`{"city":"Paris","station":12345678901234567890}`), nil)
 	if res.IsError || text(res) != "sunny" || model.LastRequest().LastUserText() != `{"city":"Paris","station":12345678901234567890}` {
 		t.Fatalf("custom schema: %+v, model saw %q", res, model.LastRequest().LastUserText())
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
 )
 
@@ -244,7 +245,7 @@ func (s *Store) watchExpiries(ctx context.Context) error {
 	}
 	for _, c := range list {
 		cp, err := s.checkpoints.Load(ctx, c.RunID)
-		if err != nil || isInputPause(cp.Data) {
+		if err != nil || mcpserve.IsInputPause(cp.Data) {
 			// An MCP call's input pause expires with its checkpoint.
 			continue
 		}

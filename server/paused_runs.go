@@ -56,7 +56,7 @@ func (s *Store) pausedRuns(ctx context.Context, p identity.Principal) ([]runs.In
 		}
 		info.Usage.TotalTokens = info.Usage.InputTokens + info.Usage.OutputTokens
 		for _, p := range state.Pending {
-			if openInterrupt(state, p.Interrupt.ID) != nil {
+			if state.Open(p.Interrupt.ID) != nil {
 				info.Interrupts = append(info.Interrupts, p.Interrupt)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 	"github.com/ruleagent/ruleagent/sessions"
 )
 
@@ -48,10 +49,10 @@ func TestReadOnlyServer(t *testing.T) {
 
 	// MCP clients are not offered save_rule_chain.
 	tools := e.store.MCP().ListTools()
-	if _, ok := tools[toolSaveChain]; ok {
+	if _, ok := tools[mcpserve.ToolSaveChain]; ok {
 		t.Error("save_rule_chain offered by a read-only server")
 	}
-	if _, ok := tools[toolListChains]; !ok {
+	if _, ok := tools[mcpserve.ToolListChains]; !ok {
 		t.Error("list_rule_chains missing")
 	}
 
@@ -78,7 +79,7 @@ func TestReadOnlyServer(t *testing.T) {
 // The writable default offers save_rule_chain.
 func TestWritableServerOffersSave(t *testing.T) {
 	e := newAPIEnv(t, Options{})
-	if _, ok := e.store.MCP().ListTools()[toolSaveChain]; !ok {
+	if _, ok := e.store.MCP().ListTools()[mcpserve.ToolSaveChain]; !ok {
 		t.Error("save_rule_chain missing")
 	}
 	if _, body, _ := e.do("GET", "/healthz", nil); !strings.Contains(string(body), `"readOnly":false`) {

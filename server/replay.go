@@ -15,6 +15,7 @@ import (
 	"github.com/ruleagent/ruleagent/agent"
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/ruleagent/ruleagent/server/chainpool"
 	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/state/runrecord"
 )
@@ -232,19 +233,19 @@ func callSuffix(id string) string {
 // they call each other (callees first), without their endpoints, with a
 // session store of their own (empty: a replay never touches a real
 // session; what the run recalled comes from the record).
-func (s *Store) playPool(rec *runrecord.Record) (*chainPool, types.RuleEngine, error) {
+func (s *Store) playPool(rec *runrecord.Record) (*chainpool.Pool, types.RuleEngine, error) {
 	if _, ok := rec.Chains[rec.Meta.ChainID]; !ok {
 		return nil, nil, fmt.Errorf("%w: its record holds no definition of chain %q", ErrNotReplayable, rec.Meta.ChainID)
 	}
 	cfg := s.cfg
 	cfg.Udf = maps.Clone(cfg.Udf)
 	components.RegisterSessions(&cfg, sessions.NewMemory())
-	p := newChainPool()
+	p := chainpool.New()
 	for _, id := range callOrder(rec.Chains, rec.Meta.ChainID) {
 		dsl, err := withoutEndpoints(rec.Chains[id])
 		if err == nil {
 			var e types.RuleEngine
-			if e, err = p.build(id, dsl, rulego.WithConfig(cfg)); err == nil {
+			if e, err = p.Build(id, dsl, rulego.WithConfig(cfg)); err == nil {
 				p.Publish(id, e)
 			}
 		}
@@ -308,7 +309,7 @@ func (p *playback) anyLive() bool {
 // a replay or fork that paused goes on with its chains and playback.
 type playPools struct {
 	mu    sync.Mutex
-	pools map[*chainPool]bool
+	pools map[*chainpool.Pool]bool
 	runs  map[string]*playRun
 	// stopping are the pools of ended runs being stopped.
 	stopping sync.WaitGroup
@@ -316,7 +317,7 @@ type playPools struct {
 
 // playRun is a replay or fork in progress.
 type playRun struct {
-	pool   *chainPool
+	pool   *chainpool.Pool
 	engine types.RuleEngine
 	play   *playback
 	tap    *runTap // its tap in its last segment
@@ -332,10 +333,10 @@ func (r *playRun) seen() map[string]int {
 	return maps.Clone(r.tap.seen)
 }
 
-func (pp *playPools) add(p *chainPool) {
+func (pp *playPools) add(p *chainpool.Pool) {
 	pp.mu.Lock()
 	if pp.pools == nil {
-		pp.pools = map[*chainPool]bool{}
+		pp.pools = map[*chainpool.Pool]bool{}
 	}
 	pp.pools[p] = true
 	pp.mu.Unlock()
@@ -385,7 +386,7 @@ func (pp *playPools) ended(runID string) {
 // stop stops every pool, ending their runs.
 func (pp *playPools) stop() {
 	pp.mu.Lock()
-	all := make([]*chainPool, 0, len(pp.pools))
+	all := make([]*chainpool.Pool, 0, len(pp.pools))
 	for p := range pp.pools {
 		all = append(all, p)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ruleagent/ruleagent/server/runs"
+
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/state/checkpoint"
@@ -23,7 +25,7 @@ var ErrResume = errors.New("cannot resume")
 
 // ErrNotYours refuses to answer, cancel or show a run that another caller
 // started (see RunRequest.Owner).
-var ErrNotYours = errors.New("the run belongs to another caller")
+var ErrNotYours = runs.ErrNotYours
 
 // ResumeEntry answers one interrupt (AG-UI's resume entry).
 type ResumeEntry struct {
@@ -74,6 +76,11 @@ type resumption struct {
 	entries []ResumeEntry
 	expired []string
 }
+
+// RunID and Owner name the claimed run and who started it (an
+// mcpserve.Claimed).
+func (r *resumption) RunID() string { return r.state.RunID }
+func (r *resumption) Owner() string { return r.state.Owner }
 
 // claim checks resume entries against the paused run's checkpoint, turns
 // them into answers and claims the checkpoint, in one step: once it
@@ -130,7 +137,7 @@ func (s *Store) claimAnswers(ctx context.Context, entries []ResumeEntry, expired
 	now := time.Now()
 	answers := map[string]answer{}
 	for _, e := range entries {
-		p := openInterrupt(state, e.InterruptID)
+		p := state.Open(e.InterruptID)
 		if p == nil {
 			return nil, notOpen(e.InterruptID)
 		}
@@ -146,7 +153,7 @@ func (s *Store) claimAnswers(ctx context.Context, entries []ResumeEntry, expired
 	var missing []string
 	expired := slices.Clone(expiredIDs)
 	for _, id := range expiredIDs {
-		p := openInterrupt(state, id)
+		p := state.Open(id)
 		if p == nil {
 			return nil, notOpen(id)
 		}
@@ -201,7 +208,7 @@ func (s *Store) paused(ctx context.Context, runID string) (*checkpoint.Checkpoin
 }
 
 // errCheckpoints is a checkpoint store that failed (503).
-var errCheckpoints = errors.New("the paused runs' store failed")
+var errCheckpoints = checkpoint.ErrUnavailable
 
 // take claims checkpoint cp (read as state) for this process and deletes
 // it: from then on the run is this process's to go on with, and nobody
@@ -328,23 +335,11 @@ func (s *Store) splitResume(ctx context.Context, entries []ResumeEntry, user str
 				state, states[runID] = st, st
 			}
 		}
-		if openInterrupt(state, e.InterruptID) != nil {
+		if state.Open(e.InterruptID) != nil {
 			known = append(known, e)
 		} else {
 			unknown = append(unknown, e.InterruptID)
 		}
 	}
 	return known, unknown
-}
-
-// openInterrupt is the interrupt id a paused run waits for and may still
-// be answered, or nil.
-func openInterrupt(state *checkpoint.State, id string) *checkpoint.Pending {
-	if state == nil {
-		return nil
-	}
-	if p := state.Find(id); p != nil && time.Now().Before(p.Expires) {
-		return p
-	}
-	return nil
 }

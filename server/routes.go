@@ -35,7 +35,7 @@ func (o Options) routes() map[string]http.Handler {
 	// session.
 	// The guard of Handler covers /mcp; MCPHTTP adds its own for servers
 	// that mount it alone.
-	routes["/mcp"] = s.mcpEndpoint()
+	routes["/mcp"] = s.mcp.Endpoint()
 	add("GET /api/v1/chains", chains.list)
 	add("GET /api/v1/chains/{id}", chains.get)
 	add("PUT /api/v1/chains/{id}", chains.put)

@@ -15,6 +15,7 @@ import (
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/server/identity"
+	"github.com/ruleagent/ruleagent/server/runs"
 )
 
 // ErrNoChain reports a chain id with nothing deployed.
@@ -242,13 +243,7 @@ func resultJSON(m types.RuleMsg) json.RawMessage {
 func nowMillis() int64 { return time.Now().UnixMilli() }
 
 // Result is the end of a chain run (see RunChain).
-type Result struct {
-	// Msg is the final message: the answer in its data, usage and run ids
-	// in its metadata.
-	Msg types.RuleMsg
-	// Relation is Success or Failure.
-	Relation string
-}
+type Result = runs.Result
 
 // RunChain runs chain id once with input as message data (JSON when it
 // looks like a JSON object) and metadata md, streaming the run's events to

@@ -390,12 +390,9 @@ func usageSince(now, base []events.TokenUsage) []events.TokenUsage {
 	return out
 }
 
-// AskedNode is a node whose question waits for a later answer: it ended
-// with an *ask.PendingError (see RunResult.Asked).
-type AskedNode struct {
-	components.StartPoint
-	Question ask.Question
-}
+// AskedNode is a node whose question waits for a later answer (see
+// RunResult.Asked and components.AskedNode).
+type AskedNode = components.AskedNode
 
 // askedNodes are the ends of nodes whose question waits for a later
 // answer (ask.ErrPending), with the points to enter the chain at again.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ruleagent/ruleagent/server/catalog"
+
 	"github.com/ruleagent/ruleagent/components"
 	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/tools"
@@ -17,43 +19,14 @@ import (
 )
 
 // ErrInvalidChain is wrapped by every error that refuses chain DSL.
-var ErrInvalidChain = errors.New("invalid chain")
+var ErrInvalidChain = catalog.ErrInvalidChain
 
-// Problem is one thing wrong with chain DSL.
-type Problem struct {
-	// Path is the JSON path of the faulty value, such as "ruleChain.id", or
-	// "" when the problem is the whole chain (the engine refused to build it).
-	Path    string `json:"path"`
-	Message string `json:"message"`
-	// Warning marks what RuleGo accepts but may not work as meant (see
-	// components.Problem); warnings never refuse a chain.
-	Warning bool `json:"warning,omitempty"`
-}
+// Problem is one thing wrong with chain DSL (see package catalog).
+type Problem = catalog.Problem
 
-// InvalidChainError refuses chain DSL, listing every problem found. It
-// wraps ErrInvalidChain.
-type InvalidChainError struct {
-	ID       string
-	Problems []Problem
-	// Warnings found beside the errors.
-	Warnings []Problem
-}
-
-func (e *InvalidChainError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "chain %q is invalid:", e.ID)
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		if p.Path != "" {
-			b.WriteString(p.Path + ": ")
-		}
-		b.WriteString(p.Message)
-	}
-	return b.String()
-}
-
-// Unwrap makes errors.Is(err, ErrInvalidChain) hold.
-func (e *InvalidChainError) Unwrap() error { return ErrInvalidChain }
+// InvalidChainError refuses chain DSL, listing every problem found (see
+// package catalog).
+type InvalidChainError = catalog.InvalidChainError
 
 // Save validates chain DSL and deploys it as chain id (id may be empty when
 // the DSL names itself). A chain that fails validation or fails to build is
@@ -219,10 +192,7 @@ func (s *Store) savedBy(ctx context.Context, dsl []byte) []Problem {
 	if len(refs) == 0 {
 		return nil
 	}
-	check := components.SaveCheck{Restrictions: policy.FromContext(ctx), Exposed: func(id string) bool {
-		_, ok := s.mcpTools.toolOf(id)
-		return ok
-	}}
+	check := components.SaveCheck{Restrictions: policy.FromContext(ctx), Exposed: s.mcp.Offers}
 	for _, ref := range refs {
 		cfg, ok := s.nodeConfig(ref.ChainID, ref.NodeID)
 		if !ok {

@@ -16,12 +16,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/ruleagent/ruleagent/server/catalog"
+	"github.com/ruleagent/ruleagent/server/chainpool"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
+
 	"github.com/rulego/rulego"
 	"github.com/rulego/rulego/api/types"
 
 	"github.com/ruleagent/ruleagent/components"
-	"github.com/ruleagent/ruleagent/configerr"
 	"github.com/ruleagent/ruleagent/ledger"
 	"github.com/ruleagent/ruleagent/server/live"
 	"github.com/ruleagent/ruleagent/server/runs"
@@ -37,7 +39,7 @@ type Store struct {
 	// ledger is the usage ledger (nil: none).
 	ledger *ledger.Ledger
 	dir    string
-	pool   *chainPool
+	pool   *chainpool.Pool
 	cfg    types.Config
 	log    *slog.Logger
 
@@ -84,14 +86,9 @@ type Store struct {
 	// machine: the chains folder is the source).
 	fleet *fleetChains
 
-	// mcp is the MCP server over this store (see NewMCPServer); mcpHTTP is
-	// its streamable HTTP transport, made on first use.
-	mcp       *mcpserver.MCPServer
-	mcpTools  *chainTools
-	mcpHTTPMu sync.Mutex
-	mcpHTTP   *mcpserver.StreamableHTTPServer
-	// mcpCalls are the calls over mcpHTTP not answered yet (see openCalls).
-	mcpCalls *openCalls
+	// mcp is the MCP server over this store and its transports (package
+	// mcpserve).
+	mcp *mcpserve.Service
 
 	// rl keeps the runs' events and reaches the fleet (run_log.go; nil:
 	// runs keep no events).
@@ -186,7 +183,7 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Store{dir: dir, pool: newChainPool(), files: map[string]string{}, source: map[string][]byte{}, broken: map[string]error{},
+	s := &Store{dir: dir, pool: chainpool.New(), files: map[string]string{}, source: map[string][]byte{}, broken: map[string]error{},
 		watchers: map[int]func(string){}, runs: runs.NewRegistry(), live: live.NewHub(), log: o.Logger,
 		endpoints: map[string][]runningEndpoint{}, epPolicy: o.EndpointPolicy, readOnly: o.ReadOnly, ledger: o.Ledger,
 		recording: o.Recording}
@@ -210,12 +207,12 @@ func OpenStoreWith(dir string, cfg types.Config, o StoreOptions) (*Store, []erro
 		rl.Replica = s.replica
 	}
 	s.rl = newRunLogs(s, rl)
-	s.mcp, s.mcpTools = newMCPService(s, MCPOptions{Logger: o.Logger, Tasks: o.MCPTasks, InputTimeout: o.MCPInputTimeout})
+	s.mcp = mcpserve.New(mcpHost{s}, MCPOptions{Logger: o.Logger, Tasks: o.MCPTasks, InputTimeout: o.MCPInputTimeout})
 	cfg.Udf = maps.Clone(cfg.Udf)
 	if cfg.Udf == nil {
 		cfg.Udf = map[string]any{}
 	}
-	components.RegisterSelfMCP(&cfg, s.mcp)
+	components.RegisterSelfMCP(&cfg, s.mcp.Server())
 	cfg.OnDebug = s.traceNode
 	// The store starts the endpoints chains declare itself (endpoints.go).
 	cfg.EndpointEnabled = false
@@ -277,7 +274,7 @@ func (s *Store) deploy(id string, dsl []byte) error {
 		return &InvalidChainError{ID: id, Problems: p}
 	}
 	cfg, initErrs := components.WithInitErrors(s.cfg)
-	e, err := s.pool.build(id, dsl, rulego.WithConfig(cfg))
+	e, err := s.pool.Build(id, dsl, rulego.WithConfig(cfg))
 	if err != nil {
 		return &InvalidChainError{ID: id, Problems: buildProblems(dsl, initErrs, err)}
 	}
@@ -378,17 +375,7 @@ func (s *Store) changed(id string) {
 }
 
 // ChainID reads ruleChain.id from chain DSL.
-func ChainID(dsl []byte) (string, error) {
-	var head struct {
-		RuleChain struct {
-			ID string `json:"id"`
-		} `json:"ruleChain"`
-	}
-	if err := json.Unmarshal(dsl, &head); err != nil {
-		return "", configerr.FromJSON(err, dsl, &head)
-	}
-	return head.RuleChain.ID, nil
-}
+func ChainID(dsl []byte) (string, error) { return catalog.ChainID(dsl) }
 
 // WithoutLLM lists the deployed chains with an ai/agent or ai/intent node
 // whose url or model neither a global nor the node's own setting fills:
@@ -432,7 +419,7 @@ func (s *Store) Close() {
 	s.expiry.close()
 	s.held.timers.close()
 	s.watch.close()
-	s.closeMCPHTTP()
+	s.mcp.Close()
 	s.live.Close()
 	for _, id := range s.pool.IDs() {
 		s.stopEndpoints(id)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"time"
 )
 
@@ -209,4 +210,35 @@ type ShellCall struct {
 // and returns what approving the call covers.
 type CommandMatcher interface {
 	MatchCommands(args json.RawMessage, sel CommandSelection) ShellCall
+}
+
+// OneLine is the call as a question to a person shows it: a shell call's
+// commands with every redirect, variable assignment and directory of the
+// call, or the tool's arguments.
+func (req ApprovalRequest) OneLine() string {
+	if len(req.Commands) > 0 || len(req.WorkDirs) > 0 {
+		var b strings.Builder
+		b.WriteString(strings.Join(req.Commands, "; "))
+		if len(req.Redirects) > 0 {
+			b.WriteString(" with redirects " + strings.Join(req.Redirects, ", "))
+		}
+		if len(req.Assignments) > 0 {
+			b.WriteString(" setting " + strings.Join(req.Assignments, ", "))
+		}
+		if len(req.WorkDirs) > 0 {
+			b.WriteString(" in work_dir " + req.WorkDirs[0])
+			if len(req.WorkDirs) > 1 {
+				b.WriteString(" (then " + strings.Join(req.WorkDirs[1:], ", ") + ")")
+			}
+		}
+		return b.String()
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, req.Args) != nil {
+		return string(req.Args)
+	}
+	if b.Len() > 300 {
+		return b.String()[:300] + "…"
+	}
+	return b.String()
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/events"
+	"github.com/rulego/rulego/api/types"
 )
 
 // ErrCancelled is the cause of a run cancelled through Registry.Cancel.
@@ -21,6 +22,23 @@ var ErrCancelled = errors.New("the run was cancelled on request")
 
 // ErrShutdown is the cause of a run cancelled because the server stops.
 var ErrShutdown = errors.New("the server is shutting down")
+
+// ErrDraining refuses a new run on a server that is shutting down: its
+// runs in flight finish, and new ones belong on another replica.
+var ErrDraining = errors.New("this server is shutting down (draining): send the run to another replica")
+
+// ErrNotYours refuses to answer, cancel or show a run that another caller
+// started.
+var ErrNotYours = errors.New("the run belongs to another caller")
+
+// Result is how a chain run ended.
+type Result struct {
+	// Msg is the final message: the answer in its data, usage and run ids
+	// in its metadata.
+	Msg types.RuleMsg
+	// Relation is Success or Failure.
+	Relation string
+}
 
 // ErrDuplicate refuses a run id that is already running.
 var ErrDuplicate = errors.New("a run with this id is already in progress")

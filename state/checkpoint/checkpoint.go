@@ -93,7 +93,10 @@ var (
 	ErrNotFound = errors.New("no such checkpoint (unknown, resumed, or expired)")
 	ErrExists   = errors.New("the run has a checkpoint already")
 	ErrClaimed  = errors.New("the checkpoint is held by another replica")
-	ErrFenced   = errors.New("the checkpoint changed hands: this holder's fence is stale")
+	// ErrUnavailable wraps what a store that failed answered (a server
+	// answers 503).
+	ErrUnavailable = errors.New("the paused runs' store failed")
+	ErrFenced      = errors.New("the checkpoint changed hands: this holder's fence is stale")
 )
 
 // Alive reports whether a replica is alive (health.Registry.Alive).

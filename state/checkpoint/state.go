@@ -195,6 +195,18 @@ func (s *State) Find(id string) *Pending {
 	return nil
 }
 
+// Open is the pending interrupt id of a paused run that may still be
+// answered (it has not expired), or nil; s may be nil.
+func (s *State) Open(id string) *Pending {
+	if s == nil {
+		return nil
+	}
+	if p := s.Find(id); p != nil && time.Now().Before(p.Expires) {
+		return p
+	}
+	return nil
+}
+
 // Encode checks s and encodes it.
 func Encode(s *State) ([]byte, error) {
 	if err := s.Check(); err != nil {
