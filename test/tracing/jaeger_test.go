@@ -319,9 +319,9 @@ func TestTraceInJaeger(t *testing.T) {
 		t.Fatalf("run: %d %s", resp.StatusCode, body)
 	}
 
-	// A: run, 2 steps, 2 chats, 3 tool calls, lookup's step, the helper's
-	// run, step and chat (12); B: its run, step and chat (3).
-	tr := fetchTrace(t, j, traceID, 15)
+	// A: the request, run, 2 steps, 2 chats, 3 tool calls, lookup's step,
+	// the helper's run, step and chat (13); B: its run, step and chat (3).
+	tr := fetchTrace(t, j, traceID, 16)
 	byOp := map[string][]jspan{}
 	for _, s := range tr.Spans {
 		if s.TraceID != traceID {
@@ -346,10 +346,17 @@ func TestTraceInJaeger(t *testing.T) {
 		}
 	}
 
-	run := one("invoke_agent Front", "ruleagent-a")
-	if run.parent() != callerSpan {
-		t.Errorf("the run is under %q, not the caller's span %s", run.parent(), callerSpan)
+	// The request A served is a server span under the caller's; the run
+	// it started is under it.
+	request := one("POST /api/v1/chains/{id}/run", "ruleagent-a")
+	if request.parent() != callerSpan {
+		t.Errorf("the request is under %q, not the caller's span %s", request.parent(), callerSpan)
 	}
+	if got := request.tag("http.route"); got != "/api/v1/chains/{id}/run" {
+		t.Errorf("the request's http.route = %v", got)
+	}
+	run := one("invoke_agent Front", "ruleagent-a")
+	under(run, request)
 	for k, want := range map[string]any{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.id": "front", "gen_ai.conversation.id": "thread-j",
 		"ruleagent.run.outcome": "success", "gen_ai.provider.name": "127.0.0.1"} {
 		if got := run.tag(k); got != want {
