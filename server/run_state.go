@@ -117,7 +117,7 @@ func (s *Store) prepare(ctx context.Context, e types.RuleEngine, st *runState, r
 	}
 	st.reg, st.fr.out = reg, reg
 	metrics.ActiveRuns.Inc()
-	rctx, st.span = startSpan(rctx, e, req)
+	rctx, st.span = startSpan(rctx, e, req, st.resumed)
 	rctx, st.rec = s.recordRun(ctx, rctx, st)
 	rctx = agent.WithLedger(rctx, st.ledger)
 	if req.Caller != nil {
