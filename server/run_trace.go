@@ -13,8 +13,9 @@ import (
 // startSpan opens the run's span, the child of the caller's trace context
 // (taken from the request: see traceContext), under which the chain's node
 // steps and its agent's calls nest. A run resumed from checkpoint resumed
-// (nil: a new run) continues the paused segment's trace, or links to it
-// when the resume brings a caller's trace context (telemetry.ResumeUnder).
+// (nil: a new run), or from an input pause (req.Traceparent), continues
+// the paused segment's trace, or links to it when the resume brings a
+// caller's trace context (telemetry.ResumeUnder).
 func startSpan(ctx context.Context, e types.RuleEngine, req RunRequest, resumed *checkpoint.State) (context.Context, telemetry.Run) {
 	if !telemetry.Enabled() {
 		return ctx, telemetry.Run{}
@@ -25,8 +26,11 @@ func startSpan(ctx context.Context, e types.RuleEngine, req RunRequest, resumed 
 	}
 	info := telemetry.RunInfo{Agent: name, ChainID: req.ChainID, RunID: req.RunID,
 		ThreadID: req.ThreadID, Source: cmp.Or(req.Source, "api")}
-	if resumed != nil {
+	switch {
+	case resumed != nil:
 		ctx, info.Links = telemetry.ResumeUnder(ctx, resumed.Traceparent, resumed.Tracestate)
+	case req.Traceparent != "":
+		ctx, info.Links = telemetry.ResumeUnder(ctx, req.Traceparent, req.Tracestate)
 	}
 	return telemetry.StartRun(ctx, info)
 }

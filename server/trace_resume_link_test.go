@@ -205,3 +205,30 @@ func TestExpiryContinuationContinuesThePausedTrace(t *testing.T) {
 		t.Errorf("links %+v (no request answered), the checkpoint's traceparent %q", segs[1].Links, state.Traceparent)
 	}
 }
+
+// TestMCPInputRetryContinuesThePausedTrace: a call whose chain node asks
+// its 2026-07-28 client pauses as an input pause; the retry with
+// requestState, without trace context, on another server sharing the
+// checkpoint store, goes on in the paused segment's trace.
+func TestMCPInputRetryContinuesThePausedTrace(t *testing.T) {
+	exp := traceSpans(t)
+	cps := checkpoint.NewMemory(nil)
+	_, a := greetReplica(t, cps, "a")
+	_, b := greetReplica(t, cps, "b")
+	first := toolsCall(t, a, "greet", nil, elicitCaps)
+	state, _ := first.result["requestState"].(string)
+	answer := map[string]any{"requestState": state, "inputResponses": map[string]any{"user_name": accept(map[string]any{"name": "Ada"})}}
+	if done := toolsCall(t, b, "greet", answer, elicitCaps); done.text() != "Hello, Ada!" {
+		t.Fatalf("the retry on the other replica: %v %v", done.result, done.err)
+	}
+	var segs []tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if attrOf(s, "gen_ai.operation.name").AsString() == "invoke_agent" && attrOf(s, "ruleagent.run.source").AsString() == "mcp" {
+			segs = append(segs, s)
+		}
+	}
+	if len(segs) != 2 {
+		t.Fatalf("%d run segments", len(segs))
+	}
+	continues(t, segs[0], segs[1])
+}
