@@ -73,7 +73,7 @@ func (h mcpHost) Globals() map[string]string { return h.cfg.Properties }
 // Run implements mcpserve.Host.
 func (h mcpHost) Run(ctx context.Context, req mcpserve.RunRequest) (mcpserve.RunResult, error) {
 	res, err := h.Store.Run(ctx, RunRequest{ChainID: req.ChainID, Input: req.Input, Metadata: req.Metadata, Source: req.Source,
-		Sink: req.Sink, Owner: req.Owner, StartAt: req.StartAt, Interruptible: req.Interruptible})
+		Sink: req.Sink, Owner: req.Owner, StartAt: req.StartAt, Interruptible: req.Interruptible, Traceparent: req.Traceparent, Tracestate: req.Tracestate})
 	return mcpResult(res), err
 }
 
@@ -116,5 +116,5 @@ func (h mcpHost) GoOn(ctx context.Context, c mcpserve.Claimed, sink events.Sink)
 // mcpResult is what the MCP service reads of a run's result.
 func mcpResult(res RunResult) mcpserve.RunResult {
 	return mcpserve.RunResult{RunID: res.RunID, Msg: res.Msg, Relation: res.Relation, Outcome: res.Outcome,
-		Interrupts: res.Interrupts, Asked: res.Asked}
+		Interrupts: res.Interrupts, Asked: res.Asked, Traceparent: res.Traceparent, Tracestate: res.Tracestate}
 }

@@ -87,6 +87,7 @@ func (st *runState) save(susp *components.Suspension, res *RunResult) error {
 		NodeID: susp.NodeID, Source: req.Source, Owner: req.Owner, NewThread: req.NewThread, Caller: storedCaller(req.Caller),
 		Run: run, Pending: pending, Always: st.s.interrupts.memory().export(st.alwaysScope()), Usage: storedUsage(st.ledger.Snapshot()),
 		Suspended: checkpoint.Events(suspended), Held: checkpoint.Events(held), StartedAt: st.started, PausedAt: time.Now().UTC()}
+	state.Traceparent, state.Tracestate = st.span.Traceparent()
 	data, err := checkpoint.Encode(state)
 	if err != nil {
 		return err

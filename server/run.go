@@ -80,6 +80,10 @@ type RunRequest struct {
 	// first one, with their messages (Input is then unused): the nodes a
 	// run paused in while their questions were asked (RunResult.Asked).
 	StartAt []components.StartPoint
+	// Traceparent and Tracestate, with StartAt, are the W3C trace context
+	// of the run's segment that paused for input (RunResult.Traceparent):
+	// this one continues its trace (telemetry.ResumeUnder).
+	Traceparent, Tracestate string
 }
 
 // NodeStep is a node of a run's chain that told its result.
@@ -125,6 +129,10 @@ type RunResult struct {
 	// Interrupts): the run goes on by entering them again
 	// (RunRequest.StartAt) once the answers are in.
 	Asked []AskedNode
+	// Traceparent and Tracestate, with Asked and tracing on, are the W3C
+	// trace context of the run's span, for the segment that goes on
+	// (RunRequest.Traceparent).
+	Traceparent, Tracestate string
 }
 
 // RunEnd is one end of a chain run.

@@ -117,7 +117,7 @@ func (s *Store) prepare(ctx context.Context, e types.RuleEngine, st *runState, r
 	}
 	st.reg, st.fr.out = reg, reg
 	metrics.ActiveRuns.Inc()
-	rctx, st.span = startSpan(rctx, e, req)
+	rctx, st.span = startSpan(rctx, e, req, st.resumed)
 	rctx, st.rec = s.recordRun(ctx, rctx, st)
 	rctx = agent.WithLedger(rctx, st.ledger)
 	if req.Caller != nil {
@@ -291,6 +291,9 @@ func (st *runState) finish(run *components.ChainRun) {
 		st.fr.finish(run, ends, res)
 		if res.Outcome == OutcomeInterrupt {
 			res.Asked = askedNodes(ends)
+			if len(res.Asked) > 0 {
+				res.Traceparent, res.Tracestate = st.span.Traceparent()
+			}
 		}
 		if res.Outcome != OutcomeSuccess && res.Outcome != OutcomeInterrupt {
 			st.err = &RunFailure{Outcome: res.Outcome, Code: res.ErrorCode, Message: res.Error, Err: st.fr.cause(run, ends)}

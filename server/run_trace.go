@@ -6,13 +6,17 @@ import (
 
 	"github.com/rulego/rulego/api/types"
 
+	"github.com/ruleagent/ruleagent/state/checkpoint"
 	"github.com/ruleagent/ruleagent/telemetry"
 )
 
 // startSpan opens the run's span, the child of the caller's trace context
 // (taken from the request: see traceContext), under which the chain's node
-// steps and its agent's calls nest.
-func startSpan(ctx context.Context, e types.RuleEngine, req RunRequest) (context.Context, telemetry.Run) {
+// steps and its agent's calls nest. A run resumed from checkpoint resumed
+// (nil: a new run), or from an input pause (req.Traceparent), continues
+// the paused segment's trace, or links to it when the resume brings a
+// caller's trace context (telemetry.ResumeUnder).
+func startSpan(ctx context.Context, e types.RuleEngine, req RunRequest, resumed *checkpoint.State) (context.Context, telemetry.Run) {
 	if !telemetry.Enabled() {
 		return ctx, telemetry.Run{}
 	}
@@ -20,8 +24,15 @@ func startSpan(ctx context.Context, e types.RuleEngine, req RunRequest) (context
 	if def := e.Definition(); def.RuleChain.Name != "" {
 		name = def.RuleChain.Name
 	}
-	return telemetry.StartRun(ctx, telemetry.RunInfo{Agent: name, ChainID: req.ChainID, RunID: req.RunID,
-		ThreadID: req.ThreadID, Source: cmp.Or(req.Source, "api")})
+	info := telemetry.RunInfo{Agent: name, ChainID: req.ChainID, RunID: req.RunID,
+		ThreadID: req.ThreadID, Source: cmp.Or(req.Source, "api")}
+	switch {
+	case resumed != nil:
+		ctx, info.Links = telemetry.ResumeUnder(ctx, resumed.Traceparent, resumed.Tracestate)
+	case req.Traceparent != "":
+		ctx, info.Links = telemetry.ResumeUnder(ctx, req.Traceparent, req.Tracestate)
+	}
+	return telemetry.StartRun(ctx, info)
 }
 
 // endSpan ends the run's span with its outcome and whole usage.

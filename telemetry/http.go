@@ -43,8 +43,8 @@ func StartHTTPServer(ctx context.Context, r *http.Request) (context.Context, HTT
 		scheme = "https"
 	}
 	attrs = append(attrs, semconv.URLScheme(scheme), semconv.URLPath(r.URL.Path))
-	ctx, sp := t.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-	return ctx, HTTPServer{span: sp, method: method}
+	sctx, sp := t.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return markRoot(ctx, sctx, sp), HTTPServer{span: sp, method: method}
 }
 
 // End ends the span with the route pattern that matched the request

@@ -51,6 +51,9 @@ type RunInfo struct {
 	// Source says where the run came from: run, agui, openai, mcp, cli,
 	// or subagent.
 	Source string
+	// Links are the spans the run's span links to (a resumed segment's:
+	// see ResumeUnder).
+	Links []trace.Link
 }
 
 // runMark is a run span waiting for the agent that runs in it.
@@ -94,7 +97,12 @@ func StartRun(ctx context.Context, info RunInfo) (context.Context, Run) {
 	if info.Source != "" {
 		attrs = append(attrs, AttrRunSource.String(info.Source))
 	}
-	ctx, sp := t.Start(ctx, spanName("invoke_agent", name), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	opts := make([]trace.SpanStartOption, 0, 3)
+	opts = append(opts, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	if len(info.Links) > 0 {
+		opts = append(opts, trace.WithLinks(info.Links...))
+	}
+	ctx, sp := t.Start(ctx, spanName("invoke_agent", name), opts...)
 	m := &runMark{span: sp}
 	ctx = context.WithValue(ctx, runKey{}, m)
 	return withNodeParent(ctx, sp.SpanContext()), Run{m: m}

@@ -77,6 +77,9 @@ type RunRequest struct {
 	// Interruptible: the run pauses on an approval or form (a checkpoint)
 	// instead of asking through the service's approver.
 	Interruptible bool
+	// Traceparent, Tracestate: with StartAt, the paused segment's trace
+	// context (RunResult.Traceparent), which the run continues.
+	Traceparent, Tracestate string
 }
 
 // RunResult is how a run ended or paused.
@@ -91,6 +94,9 @@ type RunResult struct {
 	// Asked are the nodes whose questions wait for an answer (the run is
 	// then paused with no Interrupts).
 	Asked []components.AskedNode
+	// Traceparent, Tracestate: with Asked, the run's trace context, kept
+	// in its input pause.
+	Traceparent, Tracestate string
 }
 
 // OutcomeInterrupt is the outcome of a paused run.

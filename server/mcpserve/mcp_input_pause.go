@@ -49,6 +49,9 @@ type inputPause struct {
 	Token    string            `json:"token"`
 	Metadata map[string]string `json:"metadata,omitempty"`
 	Asked    []pausedAsk       `json:"asked"`
+	// Traceparent, Tracestate: the paused segment's trace context.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 }
 
 // pausedAsk is one node that asked: Key is the key the client answers
@@ -78,7 +81,7 @@ func (c *chainTools) pauseRun(ctx context.Context, run *chainRun) ([]ask.Questio
 		return nil, "", err
 	}
 	p := &inputPause{Kind: inputPauseKind, RunID: run.id, Chain: run.chain, Owner: run.owner, Token: token,
-		Metadata: map[string]string{"source": "mcp"}}
+		Metadata: map[string]string{"source": "mcp"}, Traceparent: run.traceparent, Tracestate: run.tracestate}
 	if run.owner != "" {
 		p.Metadata["userId"] = run.owner
 	}

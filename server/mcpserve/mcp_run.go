@@ -52,6 +52,8 @@ type chainRun struct {
 	// asked are, once the run has ended, the nodes that asked so.
 	pausing bool
 	asked   []components.AskedNode
+	// traceparent, tracestate: its trace context, once it has asked so.
+	traceparent, tracestate string
 	// start are the nodes a resumed run enters the chain at.
 	start []components.StartPoint
 	// interruptible: the approvals and forms of its agents pause the run
@@ -114,12 +116,13 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call ToolCa
 	if c.store.Draining() {
 		return nil, runs.ErrDraining
 	}
-	var runID, owner string
+	var runID, owner, traceparent, tracestate string
 	var md map[string]string
 	resume := from.pause
 	switch {
 	case resume != nil:
 		runID, owner, md = resume.RunID, resume.Owner, resume.Metadata
+		traceparent, tracestate = resume.Traceparent, resume.Tracestate
 	case from.interrupted != nil:
 		// The run goes on as the checkpoint has it (Store.goOn).
 		var err error
@@ -175,14 +178,14 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call ToolCa
 			res, err = c.store.GoOn(runCtx, r.resumed, r.progress)
 		} else {
 			res, err = c.store.Run(runCtx, RunRequest{ChainID: id, Input: input, Metadata: md, Source: md["source"], Sink: r.progress,
-				Owner: owner, StartAt: r.start, Interruptible: r.interruptible})
+				Owner: owner, StartAt: r.start, Interruptible: r.interruptible, Traceparent: traceparent, Tracestate: tracestate})
 		}
 		if err != nil && r.ctx.Err() != nil {
 			err = context.Cause(r.ctx)
 		}
 		r.res, r.err = Result{Msg: res.Msg, Relation: res.Relation}, err
 		if r.ctx.Err() == nil {
-			r.asked = res.Asked
+			r.asked, r.traceparent, r.tracestate = res.Asked, res.Traceparent, res.Tracestate
 			if res.Outcome == OutcomeInterrupt && len(res.Interrupts) > 0 {
 				r.interrupts, r.storeRun = res.Interrupts, res.RunID
 			}

@@ -56,10 +56,16 @@ type State struct {
 	// opens them again. Held are the events of a part of the run no
 	// client saw (it went on without one: an interrupt expired), sent to
 	// the next client after them.
-	Suspended []Event   `json:"suspended,omitempty"`
-	Held      []Event   `json:"held,omitempty"`
-	StartedAt time.Time `json:"startedAt"`
-	PausedAt  time.Time `json:"pausedAt"`
+	Suspended []Event `json:"suspended,omitempty"`
+	Held      []Event `json:"held,omitempty"`
+	// Traceparent and Tracestate are the W3C trace context of the paused
+	// segment's run span (empty with tracing off, and in checkpoints of
+	// releases before them): the resumed segment continues its trace, or
+	// links to it (telemetry.ResumeUnder).
+	Traceparent string    `json:"traceparent,omitempty"`
+	Tracestate  string    `json:"tracestate,omitempty"`
+	StartedAt   time.Time `json:"startedAt"`
+	PausedAt    time.Time `json:"pausedAt"`
 }
 
 // Event is an events.Event as a checkpoint keeps it: every field, by its

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -26,6 +27,25 @@ func paused() *State {
 			{Type: events.StepStarted, StepName: "Agent", Meta: events.Meta{ToolCallID: "c1", NodeID: "agent", ChainID: "research"}}},
 		Held:      []Event{{Type: events.StepStarted, StepName: "turn 2", Meta: events.Meta{Step: 2}}},
 		StartedAt: at, PausedAt: at.Add(time.Minute),
+		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Tracestate: "k=v",
+	}
+}
+
+// A checkpoint saved before the paused segment's trace context was kept
+// decodes, without one (its resumed segment starts as before).
+func TestStateWithoutTraceContextDecodes(t *testing.T) {
+	s := paused()
+	s.Traceparent, s.Tracestate = "", ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("traceparent")) {
+		t.Fatalf("an empty trace context is written: %s", b)
+	}
+	got, err := Decode(b)
+	if err != nil || got.Traceparent != "" || got.RunID != "run-1" {
+		t.Fatalf("decode: %+v %v", got, err)
 	}
 }
 
