@@ -116,5 +116,6 @@ func (h mcpHost) GoOn(ctx context.Context, c mcpserve.Claimed, sink events.Sink)
 // mcpResult is what the MCP service reads of a run's result.
 func mcpResult(res RunResult) mcpserve.RunResult {
 	return mcpserve.RunResult{RunID: res.RunID, Msg: res.Msg, Relation: res.Relation, Outcome: res.Outcome,
-		Interrupts: res.Interrupts, Asked: res.Asked, Traceparent: res.Traceparent, Tracestate: res.Tracestate}
+		Interrupts: res.Interrupts, Asked: res.Asked, Traceparent: res.Traceparent, Tracestate: res.Tracestate,
+		Usage: res.Usage, Cost: res.Cost, Currency: res.Currency}
 }

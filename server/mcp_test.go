@@ -179,6 +179,11 @@ func TestMCPCallChains(t *testing.T) {
 	if res.Meta == nil || res.Meta.AdditionalFields["model"] != "test-model" || res.Meta.AdditionalFields["runId"] == "" {
 		t.Errorf("_meta %+v", res.Meta)
 	}
+	// Without a price table the run's usage comes without a cost.
+	if u := readMetaUsage(t, "helper", res.Meta.AdditionalFields).Run; len(u.Usage) == 0 || u.Usage[0].Model != "test-model" ||
+		u.Usage[0].TotalTokens == 0 || u.Cost != "" || u.Currency != "" {
+		t.Errorf("helper's run usage in _meta: %+v", u)
+	}
 
 	res = callTool(t, c, "helper", map[string]any{"messages": []any{
 		map[string]any{"role": "user", "content": "first"},
@@ -204,6 +209,9 @@ func TestMCPCallChains(t *testing.T) {
 	res = callTool(t, c, "upper", map[string]any{"text": "shout"}, nil)
 	if res.IsError || text(res) != `{"upper":"SHOUT"}` {
 		t.Fatalf("upper: %+v", res)
+	}
+	if res.Meta != nil && res.Meta.AdditionalFields[mcpserve.UsageMetaKey] != nil {
+		t.Errorf("upper calls no model, yet its _meta carries usage: %+v", res.Meta.AdditionalFields)
 	}
 
 	res = callTool(t, c, "fails", map[string]any{}, nil)

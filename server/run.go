@@ -261,5 +261,5 @@ type Result = runs.Result
 func (s *Store) RunChain(ctx context.Context, id string, input string, md map[string]string, sink events.Sink) (Result, error) {
 	res, err := s.Run(ctx, RunRequest{ChainID: id, Input: input, Metadata: md, ThreadID: md["threadId"],
 		RunID: md["runId"], Source: md["source"], Sink: sink, Owner: identity.From(ctx).User})
-	return Result{Msg: res.Msg, Relation: res.Relation}, err
+	return Result{Msg: res.Msg, Relation: res.Relation, Usage: res.Usage, Cost: res.Cost, Currency: res.Currency}, err
 }

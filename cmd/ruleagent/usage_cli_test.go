@@ -13,8 +13,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/internal/llmtest"
 	"github.com/ruleagent/ruleagent/ledger"
+	"github.com/ruleagent/ruleagent/server/mcpserve"
 	"github.com/ruleagent/ruleagent/sessions"
 	"github.com/ruleagent/ruleagent/tools/limits"
 )
@@ -163,10 +165,27 @@ func TestMCPStdioRecordsIntoTheLedger(t *testing.T) {
 		req.Params.Arguments = map[string]any{"message": "What is a rule chain?"}
 		return c.CallTool(ctx, req)
 	}
+	// Each result carries its run's usage and cost in _meta; the ledger
+	// holds their sums.
+	var metaTokens int64
+	var metaCost ledger.Nanos
 	for i := range 2 {
-		if res, err := call(); err != nil || res.IsError {
+		res, err := call()
+		if err != nil || res.IsError {
 			t.Fatalf("call %d: %+v %v", i+1, res, err)
 		}
+		u := stdioRunUsage(t, res)
+		if u == nil || len(u.Usage) == 0 || u.Cost == "" || u.Currency != "USD" {
+			t.Fatalf("call %d: _meta %+v, want the run's usage and cost in USD", i+1, res.Meta)
+		}
+		for _, e := range u.Usage {
+			metaTokens += e.TotalTokens
+		}
+		c, err := ledger.ParseAmount(u.Cost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metaCost += c
 	}
 	before := len(llm.Requests())
 	res, err := call()
@@ -178,6 +197,9 @@ func TestMCPStdioRecordsIntoTheLedger(t *testing.T) {
 	}
 	if n := len(llm.Requests()); n != before {
 		t.Fatalf("the refused call reached the LLM (%d requests)", n-before)
+	}
+	if err == nil && stdioRunUsage(t, res) != nil {
+		t.Fatalf("the refused call, which used nothing, carries usage: %+v", res.Meta)
 	}
 	clientOut.Close()
 	select {
@@ -193,6 +215,34 @@ func TestMCPStdioRecordsIntoTheLedger(t *testing.T) {
 		rep.Total.Calls != 2 || rep.Total.TotalTokens != 130 || rep.Total.Cost == 0 {
 		t.Fatalf("usage: %+v total %+v", rep.Groups, rep.Total)
 	}
+	if metaTokens != rep.Total.TotalTokens || metaCost != rep.Total.Cost {
+		t.Fatalf("the results' _meta add up to %d tokens costing %v, the ledger holds %d costing %v",
+			metaTokens, metaCost, rep.Total.TotalTokens, rep.Total.Cost)
+	}
+}
+
+// stdioRunUsage reads a result's run usage (mcpserve.UsageMetaKey), nil
+// when it has none.
+func stdioRunUsage(t *testing.T, res *mcp.CallToolResult) *struct {
+	Usage          []events.TokenUsage
+	Cost, Currency string
+} {
+	t.Helper()
+	if res.Meta == nil || res.Meta.AdditionalFields[mcpserve.UsageMetaKey] == nil {
+		return nil
+	}
+	raw, err := json.Marshal(res.Meta.AdditionalFields[mcpserve.UsageMetaKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u struct {
+		Usage          []events.TokenUsage
+		Cost, Currency string
+	}
+	if err := json.Unmarshal(raw, &u); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return &u
 }
 
 // TestTerminalRunShowsItsCost: the terminal view of `ruleagent run` (no

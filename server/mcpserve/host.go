@@ -97,6 +97,11 @@ type RunResult struct {
 	// Traceparent, Tracestate: with Asked, the run's trace context, kept
 	// in its input pause.
 	Traceparent, Tracestate string
+	// Usage is the run's token usage per provider and model, sub-agents
+	// included, and Cost what it cost in Currency (empty without a price
+	// table), as its terminal event says.
+	Usage          []events.TokenUsage
+	Cost, Currency string
 }
 
 // OutcomeInterrupt is the outcome of a paused run.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rulego/rulego/api/types"
 
+	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/server/identity"
 	"github.com/ruleagent/ruleagent/server/runs"
 	"github.com/ruleagent/ruleagent/tools/ask"
@@ -248,7 +249,7 @@ func (c *chainTools) outcome(run *chainRun) ToolOutcome {
 		if code := metadataOf(run.res.Msg)["errorCode"]; code != "" {
 			out.Meta = map[string]any{"errorCode": code}
 		}
-		return out
+		return withUsage(out, run.res)
 	}
 	return answerOutcome(run.res)
 }
@@ -319,6 +320,36 @@ func answerOutcome(res Result) ToolOutcome {
 	if len(meta) > 0 {
 		out.Meta = meta
 	}
+	return withUsage(out, res)
+}
+
+// UsageMetaKey is the _meta key of a result's run usage and cost: a
+// prefixed name (reverse DNS of ruleagent.github.io), as MCP asks of
+// implementation-specific keys.
+const UsageMetaKey = "io.github.ruleagent/usage"
+
+// runUsage is the value under UsageMetaKey: the usage and cost of the run
+// as its terminal event (RUN_FINISHED, RUN_ERROR) carries them.
+type runUsage struct {
+	Usage    []events.TokenUsage `json:"usage"`
+	Cost     string              `json:"cost,omitempty"`
+	Currency string              `json:"currency,omitempty"`
+}
+
+// withUsage adds the run's usage (and cost, when a price table applied)
+// to the outcome's _meta, when the run had any.
+func withUsage(out ToolOutcome, res Result) ToolOutcome {
+	if len(res.Usage) == 0 {
+		return out
+	}
+	if out.Meta == nil {
+		out.Meta = map[string]any{}
+	}
+	u := runUsage{Usage: res.Usage}
+	if res.Cost != "" {
+		u.Cost, u.Currency = res.Cost, res.Currency
+	}
+	out.Meta[UsageMetaKey] = u
 	return out
 }
 

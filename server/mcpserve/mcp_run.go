@@ -183,7 +183,7 @@ func (c *chainTools) startRun(ctx context.Context, id, input string, call ToolCa
 		if err != nil && r.ctx.Err() != nil {
 			err = context.Cause(r.ctx)
 		}
-		r.res, r.err = Result{Msg: res.Msg, Relation: res.Relation}, err
+		r.res, r.err = Result{Msg: res.Msg, Relation: res.Relation, Usage: res.Usage, Cost: res.Cost, Currency: res.Currency}, err
 		if r.ctx.Err() == nil {
 			r.asked, r.traceparent, r.tracestate = res.Asked, res.Traceparent, res.Tracestate
 			if res.Outcome == OutcomeInterrupt && len(res.Interrupts) > 0 {

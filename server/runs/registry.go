@@ -38,6 +38,11 @@ type Result struct {
 	Msg types.RuleMsg
 	// Relation is Success or Failure.
 	Relation string
+	// Usage is the run's token usage per provider and model, sub-agents
+	// included, and Cost what it cost in Currency (a decimal number, empty
+	// without a price table): the figures of its terminal event.
+	Usage          []events.TokenUsage
+	Cost, Currency string
 }
 
 // ErrDuplicate refuses a run id that is already running.
