@@ -7,27 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/ruleagent/ruleagent/internal/proctest"
 )
-
-// lockedBuffer is a log destination tests read while the store writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestMCPExposureLoggedWhereServed: a store that serves no MCP (ruleagent
 // run) logs nothing about which chains MCP would offer; the first
@@ -46,7 +29,7 @@ func TestMCPExposureLoggedWhereServed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs lockedBuffer
+	var logs proctest.Buffer
 	store, errs := OpenStoreWith(dir, NewConfig(nil), StoreOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if len(errs) > 0 {
 		t.Fatal(errs)

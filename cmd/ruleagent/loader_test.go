@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/internal/proctest"
 	"github.com/ruleagent/ruleagent/tools/sandbox"
 )
 
@@ -139,7 +140,7 @@ func TestServeRefusesAMissingChainsFolder(t *testing.T) {
 	// Bounded: a server that starts anyway serves until its context ends.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	code := run(ctx, []string{"serve", "--addr", freeAddr(t), "--data", t.TempDir(), "--chains", missing}, nil, &out, &errb)
+	code := run(ctx, []string{"serve", "--addr", proctest.FreeAddr(t), "--data", t.TempDir(), "--chains", missing}, nil, &out, &errb)
 	if code != exitUsage || !strings.Contains(errb.String(), "--chains "+missing+": no such folder") {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())
 	}
@@ -152,7 +153,7 @@ func TestServeRefusesASwitchThePolicyForbids(t *testing.T) {
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	code := run(ctx, []string{"serve", "--addr", freeAddr(t), "--data", t.TempDir(), "--chains", t.TempDir(),
+	code := run(ctx, []string{"serve", "--addr", proctest.FreeAddr(t), "--data", t.TempDir(), "--chains", t.TempDir(),
 		"--policy", `{"sandbox": {"allowOff": false}}`, "--allow-sandbox-off"}, nil, &out, &errb)
 	if code != exitUsage || !strings.Contains(errb.String(), `--allow-sandbox-off: the policy file forbids it`) {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errb.String())

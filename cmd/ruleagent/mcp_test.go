@@ -8,35 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ruleagent/ruleagent/internal/proctest"
 )
 
 // The stdio command is also driven by the official TypeScript SDK client,
 // against the built binary: server/mcp_peer_test.go, TestMCPOverStdioWithSDK.
-
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestMCPStdio: "ruleagent mcp --stdio" answers a client on stdin and
 // stdout, reports chains that fail to load on stderr, and ends when stdin
@@ -156,11 +139,11 @@ func TestMCPStdioOnTheDemoModel(t *testing.T) {
 // on them (2025-11-25) under ctx, the initialize result, the client's
 // output (closing it is the client going away), what the command writes
 // to stderr, and its exit code once it ends.
-func stdioMCP(t *testing.T, ctx context.Context, args ...string) (*client.Client, *mcp.InitializeResult, io.Closer, *lockedBuffer, chan int) {
+func stdioMCP(t *testing.T, ctx context.Context, args ...string) (*client.Client, *mcp.InitializeResult, io.Closer, *proctest.Buffer, chan int) {
 	t.Helper()
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &proctest.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- run(context.Background(), args, serverIn, serverOut, stderr)

@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/ruleagent/ruleagent/internal/proctest"
 )
 
 // TestMCPStdioTasks: ruleagent mcp --stdio serves the tasks extension to a
@@ -168,7 +170,7 @@ func startStdioTasks(t *testing.T, ctx context.Context, args ...string) *stdioTa
 	t.Helper()
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &proctest.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- run(context.Background(), args, serverIn, serverOut, stderr)

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,25 +16,14 @@ import (
 	"github.com/ruleagent/ruleagent/internal/redistest"
 )
 
-const (
-	guardPrompt = "You are the guarded agent."
-	leadPrompt  = "You are the lead agent."
-)
+const leadPrompt = "You are the lead agent."
 
 // pauseScript: the guarded agent looks a key up (its calls need
-// approval), then answers with what it found; the lead agent delegates to
-// it, then answers with what it said.
+// approval), then answers with what it found (llmtest.GuardedRule); the
+// lead agent delegates to it, then answers with what it said.
 func pauseScript() llmtest.Script {
 	return llmtest.Route(
-		llmtest.Rule{Match: llmtest.SystemContains(guardPrompt), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
-			if res := r.ToolResults(); len(res) > 0 {
-				return llmtest.Reply("Result: " + res[0].Content)
-			}
-			if strings.Contains(r.LastUserText(), "again") {
-				return llmtest.Reply("I remember: " + r.Messages[len(r.Messages)-2].Content)
-			}
-			return llmtest.Calls(llmtest.Call("lookup", `{"key":"A-1"}`))
-		})},
+		llmtest.GuardedRule(),
 		llmtest.Rule{Match: llmtest.SystemContains(leadPrompt), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
 			if res := r.ToolResults(); len(res) > 0 {
 				return llmtest.Reply("Done: " + res[0].Content)
@@ -52,32 +39,9 @@ func pauseScript() llmtest.Script {
 func pauseChains(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	agent := func(id, prompt string, extra map[string]any) map[string]any {
-		cfg := map[string]any{"systemPrompt": prompt, "maxRetries": 0}
-		for k, v := range extra {
-			cfg[k] = v
-		}
-		return map[string]any{"ruleChain": map[string]any{"id": id, "name": id},
-			"metadata": map[string]any{"firstNodeIndex": 0, "connections": []any{},
-				"nodes": []any{map[string]any{"id": "agent", "type": "ai/agent", "name": "Agent", "configuration": cfg}}}}
-	}
-	chains := map[string]any{
-		"lookup": map[string]any{"ruleChain": map[string]any{"id": "lookup", "name": "Lookup"},
-			"metadata": map[string]any{"firstNodeIndex": 0, "connections": []any{}, "nodes": []any{map[string]any{
-				"id": "js", "type": "jsTransform", "name": "JS", "configuration": map[string]any{
-					"jsScript": "return {msg: {found: msg.key}, metadata: metadata, msgType: msgType};"}}}}},
-		"guarded": agent("guarded", guardPrompt, map[string]any{"session": map[string]any{"scope": "thread"},
-			"approval": map[string]any{"tools": []any{"lookup"}},
-			"tools": []any{map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "lookup",
-				"parameters": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string"}}}}}}),
-		"lead": agent("lead", leadPrompt, map[string]any{"tools": []any{map[string]any{"type": "agent", "name": "helper", "targetId": "guarded"}}}),
-	}
-	for id, c := range chains {
-		b, _ := json.Marshal(c)
-		if err := os.WriteFile(filepath.Join(dir, id+".json"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	chains := llmtest.GuardedChains(map[string]any{"session": map[string]any{"scope": "thread"}})
+	chains["lead"] = llmtest.AgentChain("lead", leadPrompt, map[string]any{"tools": []any{map[string]any{"type": "agent", "name": "helper", "targetId": "guarded"}}})
+	llmtest.WriteChains(t, dir, chains)
 	return dir
 }
 

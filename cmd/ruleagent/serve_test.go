@@ -6,52 +6,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/internal/proctest"
 )
-
-// safeBuffer is a bytes.Buffer safe for the server's goroutines.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // serve runs `ruleagent serve` in the test until its context is cancelled,
 // and waits until it answers /healthz.
-func serve(t *testing.T, ctx context.Context, args ...string) (addr string, out, logs *safeBuffer, exit <-chan int) {
+func serve(t *testing.T, ctx context.Context, args ...string) (addr string, out, logs *proctest.Buffer, exit <-chan int) {
 	t.Helper()
-	addr = freeAddr(t)
-	out, logs = &safeBuffer{}, &safeBuffer{}
+	addr = proctest.FreeAddr(t)
+	out, logs = &proctest.Buffer{}, &proctest.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, append([]string{"serve", "--addr", addr, "--data", t.TempDir()}, args...), nil, out, logs)
@@ -290,7 +261,7 @@ func TestServePolicyAndAudit(t *testing.T) {
 	}
 
 	var o, e bytes.Buffer
-	if code := run(context.Background(), []string{"serve", "--addr", freeAddr(t), "--data", t.TempDir(), "--policy", `{"profile":"open"}`}, nil, &o, &e); code != exitUsage ||
+	if code := run(context.Background(), []string{"serve", "--addr", proctest.FreeAddr(t), "--data", t.TempDir(), "--policy", `{"profile":"open"}`}, nil, &o, &e); code != exitUsage ||
 		!strings.Contains(e.String(), `--policy: policy: profile: unknown profile "open"`) {
 		t.Fatalf("bad policy: exit %d: %s", code, e.String())
 	}

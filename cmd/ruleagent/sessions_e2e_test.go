@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
+	"github.com/ruleagent/ruleagent/internal/proctest"
 	"github.com/ruleagent/ruleagent/internal/redistest"
 )
 
@@ -66,7 +67,7 @@ type serverProcess struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	base string
-	logs *safeBuffer
+	logs *proctest.Buffer
 	done chan struct{}
 }
 
@@ -74,9 +75,9 @@ type serverProcess struct {
 // to answer /healthz.
 func startServer(t *testing.T, bin, llmURL string, args ...string) *serverProcess {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	full := append([]string{"serve", "--addr", addr, "--global", "llm_url=" + llmURL, "--global", "model=test-model"}, args...)
-	p := &serverProcess{t: t, cmd: exec.Command(bin, full...), base: "http://" + addr, logs: &safeBuffer{}, done: make(chan struct{})}
+	p := &serverProcess{t: t, cmd: exec.Command(bin, full...), base: "http://" + addr, logs: &proctest.Buffer{}, done: make(chan struct{})}
 	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {
@@ -84,23 +85,8 @@ func startServer(t *testing.T, bin, llmURL string, args ...string) *serverProces
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.kill(syscall.SIGKILL) })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(p.base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return p
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("serve exited: %s", p.logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", p.logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	proctest.WaitHTTP(t, p.base+"/healthz", p.done, 20*time.Second, "serve", p.logs.String)
+	return p
 }
 
 // kill sends sig and waits for the process to end.

@@ -17,10 +17,7 @@
 package fleettest
 
 import (
-	"bytes"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ruleagent/ruleagent/internal/proctest"
 	"github.com/ruleagent/ruleagent/internal/redistest"
 )
 
@@ -83,7 +81,7 @@ func Start(t testing.TB, o Options) *Fleet {
 	}
 	var addrs []string
 	for i := range o.Replicas {
-		r := &Replica{Index: i, Addr: freeAddr(t), bin: bin, data: t.TempDir(), chains: o.Chains, args: args, env: o.Env, t: t}
+		r := &Replica{Index: i, Addr: proctest.FreeAddr(t), bin: bin, data: t.TempDir(), chains: o.Chains, args: args, env: o.Env, t: t}
 		r.URL = "http://" + r.Addr
 		t.Cleanup(r.stop)
 		r.Start(t)
@@ -111,7 +109,7 @@ type Replica struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
-	logs *buffer
+	logs *proctest.Buffer
 	// exit is the exit status of the last process (after Term).
 	exit error
 }
@@ -123,7 +121,7 @@ func (r *Replica) Start(t testing.TB) {
 	args := append([]string{"serve", "--addr", r.Addr, "--chains", r.chains, "--data", r.data}, r.args...)
 	cmd := exec.Command(r.bin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + r.data}, r.env...)
-	logs := &buffer{}
+	logs := &proctest.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -139,23 +137,7 @@ func (r *Replica) Start(t testing.TB) {
 		r.mu.Unlock()
 		close(done)
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(r.URL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return
-		}
-		select {
-		case <-done:
-			t.Fatalf("replica %d exited at start: %s", r.Index, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %d did not answer /healthz: %s", r.Index, logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	proctest.WaitHTTP(t, r.URL+"/healthz", done, 30*time.Second, fmt.Sprintf("replica %d", r.Index), logs.String)
 }
 
 // Kill kills the replica (SIGKILL) and waits for it to be gone.
@@ -282,32 +264,4 @@ func need(t testing.TB, name string) {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// buffer is a bytes.Buffer safe for a process's output goroutines.
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *buffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *buffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -2,7 +2,6 @@ package fleettest
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ruleagent/ruleagent/internal/proctest"
 )
 
 // Nginx is nginx running as a round-robin load balancer on loopback.
@@ -19,7 +20,7 @@ type Nginx struct {
 	dir       string
 	cmd       *exec.Cmd
 	done      chan struct{}
-	out       *buffer
+	out       *proctest.Buffer
 }
 
 // config is nginx's configuration: one process (master_process off),
@@ -75,7 +76,7 @@ func StartNginx(t testing.TB, upstreams []string) *Nginx {
 	if err != nil {
 		bin = "/usr/sbin/nginx"
 	}
-	n := &Nginx{Addr: freeAddr(t), dir: t.TempDir(), done: make(chan struct{}), out: &buffer{}}
+	n := &Nginx{Addr: proctest.FreeAddr(t), dir: t.TempDir(), done: make(chan struct{}), out: &proctest.Buffer{}}
 	n.URL = "http://" + n.Addr
 	var servers strings.Builder
 	for _, u := range upstreams {
@@ -93,24 +94,9 @@ func StartNginx(t testing.TB, upstreams []string) *Nginx {
 	}
 	go func() { _ = n.cmd.Wait(); close(n.done) }()
 	t.Cleanup(n.stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		// Any answer (even a 502 with no replica up) means nginx listens.
-		resp, err := http.Get(n.URL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return n
-		}
-		select {
-		case <-n.done:
-			t.Fatalf("nginx exited: %s %s", n.out, n.ErrorLog())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nginx did not listen on %s: %s", n.Addr, n.ErrorLog())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// Any answer (even a 502 with no replica up) means nginx listens.
+	proctest.WaitHTTP(t, n.URL+"/healthz", n.done, 10*time.Second, "nginx", func() string { return n.out.String() + " " + n.ErrorLog() })
+	return n
 }
 
 // ErrorLog returns nginx's error log.

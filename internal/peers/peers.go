@@ -15,10 +15,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ruleagent/ruleagent/internal/proctest"
 )
 
 // Root returns the repository root (the directory holding go.mod).
@@ -97,7 +98,7 @@ type HTTPServer struct {
 	args []string
 	Port int
 	cmd  *exec.Cmd
-	out  *Buffer
+	out  *proctest.Buffer
 }
 
 // StartEverything starts @modelcontextprotocol/server-everything in mode
@@ -118,7 +119,7 @@ func (h *HTTPServer) Addr() string { return fmt.Sprintf("127.0.0.1:%d", h.Port) 
 // Start (re)starts the server on its port.
 func (h *HTTPServer) Start() {
 	h.t.Helper()
-	h.out = &Buffer{}
+	h.out = &proctest.Buffer{}
 	cmd := exec.Command("node", h.args...)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", h.Port))
 	cmd.Stdout, cmd.Stderr = h.out, h.out
@@ -154,24 +155,6 @@ func (h *HTTPServer) Kill() {
 
 // Output is what the server printed.
 func (h *HTTPServer) Output() string { return h.out.String() }
-
-// Buffer is a bytes.Buffer safe for concurrent writes.
-type Buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *Buffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *Buffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // RunScript runs test/peers/<script> with node, stdin as its input, and
 // returns what it printed on stdout. A script that fails, or runs past

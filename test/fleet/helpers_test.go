@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,22 +14,14 @@ import (
 	"github.com/ruleagent/ruleagent/internal/llmtest"
 )
 
-const (
-	guardPrompt = "You are the guarded agent."
-	storyPrompt = "You tell long stories."
-)
+const storyPrompt = "You tell long stories."
 
 // fleetScript: the story agent tells a long story, in chunks 50 ms apart
 // (about 3 s); the guarded agent looks a key up (a call that needs
-// approval), then answers with what it found.
+// approval), then answers with what it found (llmtest.GuardedRule).
 func fleetScript() llmtest.Script {
 	return llmtest.Route(
-		llmtest.Rule{Match: llmtest.SystemContains(guardPrompt), Script: llmtest.ScriptFunc(func(r *llmtest.Request) llmtest.Response {
-			if res := r.ToolResults(); len(res) > 0 {
-				return llmtest.Reply("Result: " + res[0].Content)
-			}
-			return llmtest.Calls(llmtest.Call("lookup", `{"key":"A-1"}`))
-		})},
+		llmtest.GuardedRule(),
 		llmtest.Rule{Match: llmtest.SystemContains(storyPrompt), Script: llmtest.Always(llmtest.Response{
 			Text: strings.Repeat("and then ", 60), ChunkSize: 9, ChunkDelay: 50 * time.Millisecond})},
 	)
@@ -42,32 +32,9 @@ func fleetScript() llmtest.Script {
 func controlChains(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	agent := func(id, prompt string, extra map[string]any) map[string]any {
-		cfg := map[string]any{"systemPrompt": prompt, "maxRetries": 0}
-		for k, v := range extra {
-			cfg[k] = v
-		}
-		return map[string]any{"ruleChain": map[string]any{"id": id, "name": id},
-			"metadata": map[string]any{"firstNodeIndex": 0, "connections": []any{},
-				"nodes": []any{map[string]any{"id": "agent", "type": "ai/agent", "name": "Agent", "configuration": cfg}}}}
-	}
-	chains := map[string]any{
-		"story": agent("story", storyPrompt, nil),
-		"lookup": map[string]any{"ruleChain": map[string]any{"id": "lookup", "name": "Lookup"},
-			"metadata": map[string]any{"firstNodeIndex": 0, "connections": []any{}, "nodes": []any{map[string]any{
-				"id": "js", "type": "jsTransform", "name": "JS", "configuration": map[string]any{
-					"jsScript": "return {msg: {found: msg.key}, metadata: metadata, msgType: msgType};"}}}}},
-		"guarded": agent("guarded", guardPrompt, map[string]any{
-			"approval": map[string]any{"tools": []any{"lookup"}},
-			"tools": []any{map[string]any{"type": "rulechain", "name": "lookup", "description": "Looks a key up.", "targetId": "lookup",
-				"parameters": map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"type": "string"}}}}}}),
-	}
-	for id, c := range chains {
-		b, _ := json.Marshal(c)
-		if err := os.WriteFile(filepath.Join(dir, id+".json"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	chains := llmtest.GuardedChains(nil)
+	chains["story"] = llmtest.AgentChain("story", storyPrompt, nil)
+	llmtest.WriteChains(t, dir, chains)
 	return dir
 }
 

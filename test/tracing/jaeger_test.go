@@ -24,6 +24,7 @@ import (
 
 	"github.com/ruleagent/ruleagent/internal/llmtest"
 	"github.com/ruleagent/ruleagent/internal/peers"
+	"github.com/ruleagent/ruleagent/internal/proctest"
 )
 
 // need returns the path an environment variable names, failing (under
@@ -101,14 +102,14 @@ exporters:
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := &peers.Buffer{}
+	out := &proctest.Buffer{}
 	start(t, out, bin, nil, "--config", path)
 	waitHTTP(t, "http://"+j.query+"/api/services", out)
 	return j
 }
 
 // start runs a program in its own process group until the test ends.
-func start(t *testing.T, out *peers.Buffer, bin string, env []string, args ...string) {
+func start(t *testing.T, out *proctest.Buffer, bin string, env []string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -134,7 +135,7 @@ func start(t *testing.T, out *peers.Buffer, bin string, env []string, args ...st
 	})
 }
 
-func waitHTTP(t *testing.T, url string, out *peers.Buffer) {
+func waitHTTP(t *testing.T, url string, out *proctest.Buffer) {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if resp, err := http.Get(url); err == nil {
@@ -159,7 +160,7 @@ func replica(t *testing.T, bin string, chains map[string]string, env ...string) 
 		}
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", peers.FreePort(t))
-	out := &peers.Buffer{}
+	out := &proctest.Buffer{}
 	start(t, out, bin, append(env, "OTEL_BSP_SCHEDULE_DELAY=100"), "serve", "--addr", addr, "--chains", dir,
 		"--data", filepath.Join(dir, "data"), "--sandbox", "off", "--audit", "off")
 	waitHTTP(t, "http://"+addr+"/healthz", out)

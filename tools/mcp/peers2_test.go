@@ -16,6 +16,7 @@ import (
 	"github.com/ruleagent/ruleagent/events"
 	"github.com/ruleagent/ruleagent/internal/aguicheck"
 	"github.com/ruleagent/ruleagent/internal/peers"
+	"github.com/ruleagent/ruleagent/internal/proctest"
 	"github.com/ruleagent/ruleagent/tools"
 	"github.com/ruleagent/ruleagent/tools/ask"
 )
@@ -38,7 +39,7 @@ func startSDK2HTTP(t *testing.T) string {
 	port := freePort(t)
 	cmd := exec.Command("node", script, "http")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	out := &peers.Buffer{}
+	out := &proctest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
