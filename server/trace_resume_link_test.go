@@ -156,16 +156,7 @@ func TestMCPApprovalRetryContinuesThePausedTrace(t *testing.T) {
 	if done := toolsCall(t, two, "careful", retry, elicitCaps); done.text() != readerAnswer {
 		t.Fatalf("the retry: %v %v", done.result, done.err)
 	}
-	var segs []tracetest.SpanStub
-	for _, s := range exp.GetSpans() {
-		if attrOf(s, "gen_ai.operation.name").AsString() == "invoke_agent" && attrOf(s, "ruleagent.run.source").AsString() == "mcp" {
-			segs = append(segs, s)
-		}
-	}
-	if len(segs) != 2 {
-		t.Fatalf("%d run segments", len(segs))
-	}
-	continues(t, segs[0], segs[1])
+	mcpSegmentsContinue(t, exp)
 }
 
 // TestExpiryContinuationContinuesThePausedTrace: a run whose interrupt
@@ -221,6 +212,14 @@ func TestMCPInputRetryContinuesThePausedTrace(t *testing.T) {
 	if done := toolsCall(t, b, "greet", answer, elicitCaps); done.text() != "Hello, Ada!" {
 		t.Fatalf("the retry on the other replica: %v %v", done.result, done.err)
 	}
+	mcpSegmentsContinue(t, exp)
+}
+
+// mcpSegmentsContinue checks that the two run segments of an MCP call
+// (before and after its pause) are one trace: the second continues the
+// first.
+func mcpSegmentsContinue(t *testing.T, exp *tracetest.InMemoryExporter) {
+	t.Helper()
 	var segs []tracetest.SpanStub
 	for _, s := range exp.GetSpans() {
 		if attrOf(s, "gen_ai.operation.name").AsString() == "invoke_agent" && attrOf(s, "ruleagent.run.source").AsString() == "mcp" {

@@ -65,16 +65,7 @@ func TestServeKeepsItsOwnPathsFromAgents(t *testing.T) {
 		}
 		t.Skipf("the kernel cannot confine commands here: %s", st.Reason)
 	}
-	proj := t.TempDir()
-	for _, d := range []string{"chains", "data"} {
-		if err := os.Mkdir(filepath.Join(proj, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(proj, "chains", "self.json"), []byte(selfAgent), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(proj)
+	proj := selfProject(t)
 	calls := selfAttack()
 	turns := make([]llmtest.Response, 0, len(calls)+1)
 	for _, c := range calls {
@@ -214,16 +205,7 @@ func equalSnapshots(a, b map[string]string) bool {
 // ruleagent run hands its own paths to the agents it runs the same way:
 // the chains folder it loads from, and its data directory.
 func TestRunKeepsItsOwnPathsFromAgents(t *testing.T) {
-	proj := t.TempDir()
-	for _, d := range []string{"chains", "data"} {
-		if err := os.Mkdir(filepath.Join(proj, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(proj, "chains", "self.json"), []byte(selfAgent), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(proj)
+	proj := selfProject(t)
 	srv := llmtest.NewServer(t, llmtest.Sequence(
 		llmtest.Calls(llmtest.Call("write", `{"path":"chains/evil.json","content":`+mustQuote(evilChain)+`}`)),
 		llmtest.Calls(llmtest.Call("write", `{"path":"data/evil","content":"x"}`)),
@@ -251,3 +233,20 @@ func TestRunKeepsItsOwnPathsFromAgents(t *testing.T) {
 }
 
 func mustQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// selfProject makes a project folder (chains/ holding the self agent,
+// data/) and makes it the working directory, as a user's would be.
+func selfProject(t *testing.T) string {
+	t.Helper()
+	proj := t.TempDir()
+	for _, d := range []string{"chains", "data"} {
+		if err := os.Mkdir(filepath.Join(proj, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(proj, "chains", "self.json"), []byte(selfAgent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(proj)
+	return proj
+}
