@@ -68,11 +68,18 @@ func aguiRun(base, chain, user string) (stream, error) {
 }
 
 // openaiRun runs chain id once over the OpenAI endpoint, streaming, and
-// checks the stream: chunks, then [DONE].
+// checks the stream: chunks, then [DONE]. Each request's metadata is its
+// own: the server answers a request whose body repeats one of the last
+// minute from that first attempt (--retry-window), as a client's retry,
+// which would measure a replay instead of a run.
 func openaiRun(base, chain, user string) (stream, error) {
-	body := fmt.Sprintf(`{"model":%q,"stream":true,"messages":[{"role":"user","content":%q}]}`, chain, user)
+	body := fmt.Sprintf(`{"model":%q,"stream":true,"metadata":{"benchRequest":"%d"},"messages":[{"role":"user","content":%q}]}`,
+		chain, openaiRequests.Add(1), user)
 	return openaiStream(base+"/v1/chat/completions", body)
 }
+
+// openaiRequests numbers openaiRun's requests.
+var openaiRequests atomic.Int64
 
 // bareRun is the bare baseline: the same streaming request straight to the
 // scripted LLM.
