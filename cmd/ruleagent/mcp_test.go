@@ -134,12 +134,12 @@ func TestMCPStdioOnTheDemoModel(t *testing.T) {
 	}
 }
 
-// stdioMCP runs `ruleagent args...` (an `mcp --stdio` command line) in
-// process on pipes, and returns an mcp-go client started and initialised
-// on them (2025-11-25) under ctx, the initialize result, the client's
-// output (closing it is the client going away), what the command writes
-// to stderr, and its exit code once it ends.
-func stdioMCP(t *testing.T, ctx context.Context, args ...string) (*client.Client, *mcp.InitializeResult, io.Closer, *proctest.Buffer, chan int) {
+// stdioCommand runs the command with args in process on pipes, with an
+// mcp-go client over them, started but not initialised. It returns the
+// client's transport and client, its output (closing it is the client
+// going away), what the command writes to stderr, and its exit code once
+// it ends.
+func stdioCommand(t *testing.T, ctx context.Context, args ...string) (*transport.Stdio, *client.Client, io.Closer, *proctest.Buffer, chan int) {
 	t.Helper()
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
@@ -149,10 +149,22 @@ func stdioMCP(t *testing.T, ctx context.Context, args ...string) (*client.Client
 		code <- run(context.Background(), args, serverIn, serverOut, stderr)
 		serverOut.Close()
 	}()
-	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader(""))))
+	tr := transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader("")))
+	c := client.NewClient(tr)
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return tr, c, clientOut, stderr, code
+}
+
+// stdioMCP runs `ruleagent args...` (an `mcp --stdio` command line) in
+// process on pipes, and returns an mcp-go client started and initialised
+// on them (2025-11-25) under ctx, the initialize result, the client's
+// output (closing it is the client going away), what the command writes
+// to stderr, and its exit code once it ends.
+func stdioMCP(t *testing.T, ctx context.Context, args ...string) (*client.Client, *mcp.InitializeResult, io.Closer, *proctest.Buffer, chan int) {
+	t.Helper()
+	_, c, clientOut, stderr, code := stdioCommand(t, ctx, args...)
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = "2025-11-25"
 	init.Params.ClientInfo = mcp.Implementation{Name: "stdio-test", Version: "1"}

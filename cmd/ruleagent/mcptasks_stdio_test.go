@@ -3,18 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/ruleagent/ruleagent/internal/proctest"
 )
 
 // TestMCPStdioTasks: ruleagent mcp --stdio serves the tasks extension to a
@@ -168,19 +163,7 @@ type stdioTasksPeer struct {
 
 func startStdioTasks(t *testing.T, ctx context.Context, args ...string) *stdioTasksPeer {
 	t.Helper()
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	stderr := &proctest.Buffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- run(context.Background(), args, serverIn, serverOut, stderr)
-		serverOut.Close()
-	}()
-	tr := transport.NewIO(clientIn, clientOut, io.NopCloser(strings.NewReader("")))
-	c := client.NewClient(tr)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tr, c, clientOut, stderr, code := stdioCommand(t, ctx, args...)
 	notes := make(chan mcp.JSONRPCNotification, 64)
 	c.OnNotification(func(n mcp.JSONRPCNotification) { notes <- n })
 
